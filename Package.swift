@@ -1,0 +1,94 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let package = Package(
+    name: "blimp",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "blimp", targets: ["BlimpCLI"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.30.0"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.30.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.0"),
+    ],
+    targets: [
+        // The Airship / APNs model and policies: pure logic, no I/O.
+        .target(
+            name: "BlimpCore",
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        // PostgreSQL: the schema, migrations and stores, in plain SQL.
+        .target(
+            name: "BlimpStore",
+            dependencies: [
+                "BlimpCore",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            resources: [.embedInCode("schema.sql")]
+        ),
+        // The HTTP API (Hummingbird 2).
+        .target(
+            name: "BlimpAPI",
+            dependencies: [
+                "BlimpCore",
+                "BlimpStore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ]
+        ),
+        // The `blimp` command: the one composition root.
+        .executableTarget(
+            name: "BlimpCLI",
+            dependencies: [
+                "BlimpCore",
+                "BlimpStore",
+                "BlimpAPI",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        // Shared by the test targets: a fresh PostgreSQL database per test, test keys.
+        .target(
+            name: "BlimpTestSupport",
+            dependencies: [
+                "BlimpCore",
+                "BlimpStore",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ],
+            path: "Tests/BlimpTestSupport"
+        ),
+        .testTarget(name: "BlimpCoreTests", dependencies: ["BlimpCore"]),
+        .testTarget(name: "BlimpStoreTests", dependencies: ["BlimpStore", "BlimpTestSupport"]),
+        .testTarget(
+            name: "BlimpAPITests",
+            dependencies: [
+                "BlimpAPI",
+                "BlimpTestSupport",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ]
+        ),
+        // Runs the built `blimp` executable as a real process.
+        .testTarget(
+            name: "BlimpCLITests",
+            dependencies: [
+                "BlimpCLI",
+                "BlimpTestSupport",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

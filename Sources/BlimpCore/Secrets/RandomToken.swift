@@ -1,0 +1,43 @@
+import Foundation
+
+/// Random, URL-safe identifiers and secrets in Airship's shape: 22 characters of `[A-Za-z0-9_-]`
+/// (16 random bytes, base64url without padding). Airship's libraries check app keys and secrets against `^[\w-]{22}$`
+/// (reference: airship-api.md §4.1).
+public enum RandomToken {
+    /// The length of every generated key and secret.
+    public static let length = 22
+
+    /// A new token from the system's secure random source.
+    public static func make() -> String {
+        var generator = SystemRandomNumberGenerator()
+        let bytes = (0..<16).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+        return Data(bytes).base64URLEncodedString()
+    }
+
+    /// Whether `value` has the shape of a generated token.
+    public static func isWellFormed(_ value: String) -> Bool {
+        value.utf8.count == length && value.utf8.allSatisfy(Base64URL.isAlphabetByte)
+    }
+}
+
+extension Data {
+    /// Base64url (RFC 4648 §5) without padding.
+    public func base64URLEncodedString() -> String {
+        self.base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-")
+            .replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+}
+
+enum Base64URL {
+    static func isAlphabetByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"):
+            true
+        default:
+            false
+        }
+    }
+}

@@ -1,0 +1,96 @@
+import Foundation
+import NIOSSL
+import PostgresNIO
+
+/// A PostgreSQL connection URL, as in `DATABASE_URL`: `postgres://user[:password]@host[:port]/database[?sslmode=…]`.
+///
+/// `sslmode` follows libpq: `disable` (the default), `prefer` and `require` (encrypted, not verified), `verify-full`
+/// (encrypted, certificate and host name verified against the system's trust roots).
+public struct DatabaseURL: Sendable, CustomStringConvertible {
+    public enum TLSMode: String, Sendable {
+        case disable
+        case prefer
+        case require
+        case verifyFull = "verify-full"
+    }
+
+    public let host: String
+    public let port: Int
+    public let username: String
+    public let password: String?
+    public let database: String
+    public let tlsMode: TLSMode
+
+    /// Parses `text`; the error never repeats the password.
+    public init(_ text: String) throws(DatabaseError) {
+        guard let components = URLComponents(string: text),
+            components.scheme == "postgres" || components.scheme == "postgresql"
+        else {
+            throw .invalidURL("it must look like postgres://user@host:5432/database")
+        }
+        guard let host = components.host, !host.isEmpty else { throw .invalidURL("it names no host") }
+        guard let user = components.user, !user.isEmpty else { throw .invalidURL("it names no user") }
+        let database = String(components.path.dropFirst())
+        guard !database.isEmpty, !database.contains("/") else { throw .invalidURL("it names no database") }
+        var tlsMode = TLSMode.disable
+        for item in components.queryItems ?? [] {
+            guard item.name == "sslmode", let mode = item.value.flatMap(TLSMode.init(rawValue:)) else {
+                throw .invalidURL("the only query option is sslmode=disable|prefer|require|verify-full")
+            }
+            tlsMode = mode
+        }
+        self.host = host
+        self.port = components.port ?? 5432
+        self.username = components.user?.removingPercentEncoding ?? user
+        self.password = components.password?.removingPercentEncoding
+        self.database = database.removingPercentEncoding ?? database
+        self.tlsMode = tlsMode
+    }
+
+    /// The URL without its password, safe to log.
+    public var description: String { "postgres://\(self.username)@\(self.host):\(self.port)/\(self.database)" }
+
+    /// Settings for a connection pool.
+    public func clientConfiguration() -> PostgresClient.Configuration {
+        let tls: PostgresClient.Configuration.TLS =
+            switch self.tlsMode {
+            case .disable: .disable
+            case .prefer: .prefer(Self.unverifiedTLS)
+            case .require: .require(Self.unverifiedTLS)
+            case .verifyFull: .require(.makeClientConfiguration())
+            }
+        return .init(
+            host: self.host,
+            port: self.port,
+            username: self.username,
+            password: self.password,
+            database: self.database,
+            tls: tls
+        )
+    }
+
+    /// Settings for a single connection.
+    public func connectionConfiguration() throws -> PostgresConnection.Configuration {
+        let tls: PostgresConnection.Configuration.TLS =
+            switch self.tlsMode {
+            case .disable: .disable
+            case .prefer: .prefer(try NIOSSLContext(configuration: Self.unverifiedTLS))
+            case .require: .require(try NIOSSLContext(configuration: Self.unverifiedTLS))
+            case .verifyFull: .require(try NIOSSLContext(configuration: .makeClientConfiguration()))
+            }
+        return .init(
+            host: self.host,
+            port: self.port,
+            username: self.username,
+            password: self.password,
+            database: self.database,
+            tls: tls
+        )
+    }
+
+    private static var unverifiedTLS: TLSConfiguration {
+        var configuration = TLSConfiguration.makeClientConfiguration()
+        configuration.certificateVerification = .none
+        return configuration
+    }
+}

@@ -1,0 +1,97 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The built `blimp` executable, run as a real process.
+struct BlimpProcess {
+    /// The executable: `BLIMP_EXECUTABLE`, else `blimp` beside the test bundle in the build folder.
+    static let executable: URL = {
+        if let path = ProcessInfo.processInfo.environment["BLIMP_EXECUTABLE"] { return URL(fileURLWithPath: path) }
+        var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        while directory.path != "/" {
+            let candidate = directory.appendingPathComponent("blimp")
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+            directory.deleteLastPathComponent()
+        }
+        fatalError("no blimp executable near \(CommandLine.arguments[0]); run `swift build` first")
+    }()
+
+    struct Result {
+        let status: Int32
+        let stdout: String
+        let stderr: String
+    }
+
+    let process = Process()
+    private let stdout = Pipe()
+    private let stderr = Pipe()
+
+    /// Starts `blimp arguments…` with `environment` as its whole environment (plus PATH).
+    init(_ arguments: [String], environment: [String: String] = [:]) throws {
+        self.process.executableURL = Self.executable
+        self.process.arguments = arguments
+        self.process.environment = environment.merging(["PATH": "/usr/bin:/bin"]) { mine, _ in mine }
+        self.process.standardOutput = self.stdout
+        self.process.standardError = self.stderr
+        try self.process.run()
+    }
+
+    /// Sends `signal` (SIGTERM by default).
+    func signal(_ signal: Int32 = SIGTERM) {
+        kill(self.process.processIdentifier, signal)
+    }
+
+    /// Waits for the exit and collects the output (reading on dispatch threads, off Swift's cooperative pool).
+    func wait() async -> Result {
+        await withCheckedContinuation { continuation in
+            let group = DispatchGroup()
+            nonisolated(unsafe) var stdout = Data()
+            nonisolated(unsafe) var stderr = Data()
+            DispatchQueue.global().async(group: group) { stdout = self.stdout.fileHandleForReading.readDataToEndOfFile() }
+            DispatchQueue.global().async(group: group) { stderr = self.stderr.fileHandleForReading.readDataToEndOfFile() }
+            group.notify(queue: .global()) {
+                self.process.waitUntilExit()
+                continuation.resume(
+                    returning: Result(
+                        status: self.process.terminationStatus,
+                        stdout: String(decoding: stdout, as: UTF8.self),
+                        stderr: String(decoding: stderr, as: UTF8.self)
+                    )
+                )
+            }
+        }
+    }
+
+    /// Runs `blimp arguments…` to completion.
+    static func run(_ arguments: [String], environment: [String: String] = [:]) async throws -> Result {
+        try await BlimpProcess(arguments, environment: environment).wait()
+    }
+}
+
+/// A loopback TCP port that was free a moment ago.
+func freePort() -> Int {
+    let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(socket) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = 0
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    withUnsafeMutablePointer(to: &address) { pointer in
+        pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
+            _ = bind(socket, address, length)
+            _ = getsockname(socket, address, &length)
+        }
+    }
+    return Int(UInt16(bigEndian: address.sin_port))
+}
+
+/// A temporary folder, removed when `body` returns.
+func withTemporaryFolder<T>(_ body: (URL) async throws -> T) async throws -> T {
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("blimp-test-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: folder) }
+    return try await body(folder)
+}

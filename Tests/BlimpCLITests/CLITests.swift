@@ -1,0 +1,198 @@
+import AsyncHTTPClient
+import BlimpCore
+import BlimpStore
+import BlimpTestSupport
+import Crypto
+import Foundation
+import Testing
+
+/// The `blimp` executable end to end: real processes against a real PostgreSQL.
+@Suite(.enabled(if: TestDatabase.isEnabled)) struct CLITests {
+    let serverKey = TestKeys.serverKeyBase64()
+
+    @Test func migrateTwiceIsHarmless() async throws {
+        try await TestDatabase.withFreshDatabase(migrated: false) { url, _ in
+            for _ in 0..<2 {
+                let result = try await BlimpProcess.run(["migrate"], environment: ["DATABASE_URL": url])
+                #expect(result.status == 0, "\(result.stderr)")
+                #expect(result.stdout.contains("statements applied"))
+            }
+        }
+    }
+
+    @Test func appsCreatePrintsCredentialsAndItsKeyRoundTrips() async throws {
+        try await TestDatabase.withFreshDatabase { url, client in
+            try await withTemporaryFolder { folder in
+                // setup
+                let privateKey = P256.Signing.PrivateKey()
+                let keyFile = folder.appendingPathComponent("AuthKey_ABC123DEFG.p8")
+                try privateKey.pemRepresentation.write(to: keyFile, atomically: true, encoding: .utf8)
+                let environment = ["DATABASE_URL": url, "BLIMP_SECRET_KEY": self.serverKey]
+                // MUT
+                let created = try await BlimpProcess.run(
+                    [
+                        "apps", "create", "--name", "Scores", "--bundle-id", "com.example.scores",
+                        "--apns-key-file", keyFile.path, "--apns-key-id", "ABC123DEFG", "--apns-team-id", "DEF123GHIJ",
+                        "--apns-environment", "sandbox",
+                    ],
+                    environment: environment
+                )
+                // validate: exactly one JSON object on stdout
+                #expect(created.status == 0, "\(created.stderr)")
+                let object = try #require(
+                    try JSONSerialization.jsonObject(with: Data(created.stdout.utf8)) as? [String: String]
+                )
+                #expect(Set(object.keys) == ["app_key", "app_secret", "master_secret", "name", "bundle_id"])
+                #expect(object["name"] == "Scores")
+                #expect(object["bundle_id"] == "com.example.scores")
+                for key in ["app_key", "app_secret", "master_secret"] {
+                    #expect(object[key]!.wholeMatch(of: /[A-Za-z0-9_-]{22}/) != nil)
+                }
+
+                let listed = try await BlimpProcess.run(["apps", "list", "--json"], environment: environment)
+                #expect(listed.status == 0)
+                #expect(listed.stdout.contains(object["app_key"]!))
+                #expect(!listed.stdout.contains(object["app_secret"]!))
+                #expect(!listed.stdout.contains(object["master_secret"]!))
+                let table = try await BlimpProcess.run(["apps", "list"], environment: environment)
+                #expect(table.stdout.hasPrefix("NAME"))
+                #expect(table.stdout.contains("Scores"))
+
+                // The stored key decrypts with the server key and still signs for the same public key.
+                let store = AppStore(client: client, logger: TestDatabase.logger)
+                let app = try #require(try await store.find(appKey: object["app_key"]!))
+                let key = try await store.signingKey(of: app, serverKey: try ServerKey(base64: self.serverKey))
+                let signature = try key.privateKey.signature(for: Data("jwt".utf8))
+                #expect(privateKey.publicKey.isValidSignature(signature, for: Data("jwt".utf8)))
+                #expect(try await store.authenticate(appKey: app.appKey, secret: object["master_secret"]!)?.1 == .master)
+            }
+        }
+    }
+
+    struct BadInput: CustomStringConvertible, Sendable {
+        let description: String
+        let arguments: [String]
+        let environment: [String: String]
+        let message: String
+    }
+
+    /// Each mistake is one line on standard error, naming what is wrong, and a failing exit status.
+    @Test func badInputIsOneClearLine() async throws {
+        try await TestDatabase.withFreshDatabase { url, _ in
+            try await withTemporaryFolder { folder in
+                let good = folder.appendingPathComponent("good.p8").path
+                let p384 = folder.appendingPathComponent("p384.p8").path
+                let text = folder.appendingPathComponent("notes.txt").path
+                try TestKeys.p8().write(toFile: good, atomically: true, encoding: .utf8)
+                try P384.Signing.PrivateKey().pemRepresentation.write(toFile: p384, atomically: true, encoding: .utf8)
+                try "hello".write(toFile: text, atomically: true, encoding: .utf8)
+                let environment = ["DATABASE_URL": url, "BLIMP_SECRET_KEY": self.serverKey]
+                func create(_ overrides: [String: String]) -> [String] {
+                    let flags = [
+                        "--name": "App", "--bundle-id": "com.example.app", "--apns-key-file": good,
+                        "--apns-key-id": "ABC123DEFG", "--apns-team-id": "DEF123GHIJ",
+                    ].merging(overrides) { _, new in new }
+                    return ["apps", "create"] + flags.sorted { $0.key < $1.key }.flatMap { [$0.key, $0.value] }
+                }
+                let cases: [BadInput] = [
+                    .init(description: "no DATABASE_URL", arguments: ["migrate"], environment: [:], message: "DATABASE_URL is not set"),
+                    .init(description: "malformed DATABASE_URL", arguments: ["migrate"], environment: ["DATABASE_URL": "postgres://u:hunter2@/x"], message: "DATABASE_URL is not a valid PostgreSQL URL"),
+                    .init(description: "unreachable database", arguments: ["migrate"], environment: ["DATABASE_URL": "postgres://blimp@127.0.0.1:1/blimp"], message: "cannot connect to the database postgres://blimp@127.0.0.1:1/blimp: connection refused"),
+                    .init(description: "missing database", arguments: ["apps", "list"], environment: ["DATABASE_URL": url + "_missing"], message: "does not exist"),
+                    .init(description: "unknown flag", arguments: ["migrate", "--colour"], environment: environment, message: "Unknown option '--colour'"),
+                    .init(description: "unknown command", arguments: ["fly"], environment: environment, message: "Unexpected argument 'fly'"),
+                    .init(description: "bad port", arguments: ["api", "--port", "http"], environment: environment, message: "The value 'http' is invalid for '--port <port>'"),
+                    .init(description: "bad environment", arguments: create(["--apns-environment": "staging"]), environment: environment, message: "The value 'staging' is invalid for '--apns-environment"),
+                    .init(description: "missing flag", arguments: ["apps", "create", "--name", "x"], environment: environment, message: "Missing expected argument"),
+                    .init(description: "malformed bundle id", arguments: create(["--bundle-id": "my app"]), environment: environment, message: "the bundle id must be reverse-DNS"),
+                    .init(description: "unreadable key file", arguments: create(["--apns-key-file": folder.appendingPathComponent("nope.p8").path]), environment: environment, message: "cannot read the APNs key file"),
+                    .init(description: "not a key", arguments: create(["--apns-key-file": text]), environment: environment, message: "the APNs key is not a PEM private key"),
+                    .init(description: "non-P-256 key", arguments: create(["--apns-key-file": p384]), environment: environment, message: "the APNs key is not a P-256 (ES256) private key"),
+                    .init(description: "bad key id", arguments: create(["--apns-key-id": "abc"]), environment: environment, message: "the APNs key id must be Apple's 10-character id"),
+                    .init(description: "no server key", arguments: create([:]), environment: ["DATABASE_URL": url], message: "BLIMP_SECRET_KEY is not set"),
+                    .init(description: "malformed server key", arguments: create([:]), environment: ["DATABASE_URL": url, "BLIMP_SECRET_KEY": "short"], message: "BLIMP_SECRET_KEY must be 32 bytes in base64"),
+                ]
+                for bad in cases {
+                    let result = try await BlimpProcess.run(bad.arguments, environment: bad.environment)
+                    let lines = result.stderr.split(separator: "\n")
+                    #expect(result.status != 0, "\(bad)")
+                    #expect(lines.count == 1, "\(bad): \(result.stderr)")
+                    #expect(result.stderr.hasPrefix("blimp: "), "\(bad): \(result.stderr)")
+                    #expect(result.stderr.contains(bad.message), "\(bad): \(result.stderr)")
+                    #expect(!result.stderr.contains("hunter2"), "\(bad)")
+                    #expect(result.stdout.isEmpty, "\(bad): \(result.stdout)")
+                }
+
+                // A duplicate name: the first create works, the second is one line.
+                #expect(try await BlimpProcess.run(create([:]), environment: environment).status == 0)
+                let duplicate = try await BlimpProcess.run(create([:]), environment: environment)
+                #expect(duplicate.status != 0)
+                #expect(duplicate.stderr == "blimp: an app with this name already exists\n")
+            }
+        }
+    }
+
+    @Test func apiAnswersHealthAndReadyAndStopsOnSIGTERM() async throws {
+        try await TestDatabase.withFreshDatabase { url, _ in
+            let port = freePort()
+            let api = try BlimpProcess(["api", "--port", "\(port)"], environment: ["DATABASE_URL": url])
+            try await waitUntilServing("http://127.0.0.1:\(port)/health")
+            #expect(try await get("http://127.0.0.1:\(port)/ready") == (200, #"{"ok":true}"#))
+            api.signal(SIGTERM)
+            let result = await api.wait()
+            #expect(result.status == 0, "\(result.stderr)")
+        }
+    }
+
+    @Test func devMigratesCreatesTheDemoAppAndReusesIt() async throws {
+        try await TestDatabase.withFreshDatabase(migrated: false) { url, client in
+            try await withTemporaryFolder { state in
+                var firstKey: String?
+                for run in 0..<2 {
+                    let port = freePort()
+                    let dev = try BlimpProcess(
+                        ["dev", "--state-dir", state.path, "--port", "\(port)"],
+                        environment: ["DATABASE_URL": url]
+                    )
+                    try await waitUntilServing("http://127.0.0.1:\(port)/health")
+                    #expect(try await get("http://127.0.0.1:\(port)/ready") == (200, #"{"ok":true}"#))
+                    dev.signal(SIGINT)
+                    let result = await dev.wait()
+                    #expect(result.status == 0, "\(result.stderr)")
+                    #expect(result.stdout.contains("API            http://127.0.0.1:\(port)"))
+                    #expect(result.stdout.contains("curl http://127.0.0.1:\(port)/health"))
+                    let appKey = try #require(result.stdout.firstMatch(of: /App key +([A-Za-z0-9_-]{22})/)).1
+                    if run == 0 { firstKey = String(appKey) } else { #expect(String(appKey) == firstKey) }
+                }
+                let apps = try await AppStore(client: client, logger: TestDatabase.logger).list()
+                #expect(apps.map(\.name) == ["demo"])
+                let saved = try String(contentsOf: state.appendingPathComponent("demo-app.json"), encoding: .utf8)
+                #expect(saved.contains(firstKey!))
+                let permissions = try FileManager.default.attributesOfItem(atPath: state.appendingPathComponent("secret.key").path)[.posixPermissions] as? Int
+                #expect(permissions == 0o600)
+            }
+        }
+    }
+}
+
+/// GETs `url`, returning the status and body.
+func get(_ url: String) async throws -> (Int, String) {
+    let response = try await HTTPClient.shared.execute(HTTPClientRequest(url: url), timeout: .seconds(5))
+    let body = try await response.body.collect(upTo: 1 << 20)
+    return (Int(response.status.code), String(buffer: body))
+}
+
+/// Polls `url` until it answers, for up to 30 seconds.
+func waitUntilServing(_ url: String) async throws {
+    let deadline = ContinuousClock.now + .seconds(30)
+    while ContinuousClock.now < deadline {
+        if (try? await get(url)) != nil { return }
+        try await Task.sleep(for: .milliseconds(50))
+    }
+    throw CLIExpectationFailed("nothing answered at \(url)")
+}
+
+struct CLIExpectationFailed: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}

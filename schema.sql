@@ -1,0 +1,177 @@
+-- Blimp's whole schema. `blimp migrate` applies it on every start; each statement is idempotent.
+--
+-- Every tenant row carries its app_id and every index on tenant rows leads with it, so one app's
+-- traffic never scans another's. Statements end with `;` at the end of a line and contain no
+-- `$$` bodies: the migrator splits the file there and runs the pieces in one transaction.
+
+-- Apps (tenants): one iOS bundle id with its APNs credentials. Secrets are stored as SHA-256
+-- digests; the .p8 key is sealed with AES-256-GCM under BLIMP_SECRET_KEY, bound to the app key.
+CREATE TABLE IF NOT EXISTS apps (
+    id                   bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    app_key              text NOT NULL UNIQUE CHECK (app_key ~ '^[A-Za-z0-9_-]{22}$'),
+    name                 text NOT NULL UNIQUE,
+    bundle_id            text NOT NULL,
+    app_secret_sha256    bytea NOT NULL,
+    master_secret_sha256 bytea NOT NULL,
+    apns_key_id          text NOT NULL,
+    apns_team_id         text NOT NULL,
+    apns_environment     text NOT NULL CHECK (apns_environment IN ('sandbox', 'production')),
+    apns_key_sealed      bytea NOT NULL,
+    created_at           timestamptz NOT NULL DEFAULT now()
+);
+
+-- Named users: an app's own user ids, each linking any number of channels.
+CREATE TABLE IF NOT EXISTS named_users (
+    app_id        bigint NOT NULL REFERENCES apps (id) ON DELETE CASCADE,
+    named_user_id text NOT NULL CHECK (char_length(named_user_id) BETWEEN 1 AND 128),
+    created_at    timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (app_id, named_user_id)
+);
+
+-- Channels: one per app installation on a device, as the Airship SDK registers them.
+-- push_address is the device's alert token (lower-case hex), absent until the user allows alerts.
+CREATE TABLE IF NOT EXISTS channels (
+    app_id                  bigint NOT NULL REFERENCES apps (id) ON DELETE CASCADE,
+    channel_id              uuid NOT NULL,
+    device_type             text NOT NULL DEFAULT 'ios' CHECK (device_type = 'ios'),
+    push_address            text CHECK (push_address ~ '^[0-9a-f]{64,200}$'),
+    opt_in                  boolean NOT NULL DEFAULT false,
+    background              boolean NOT NULL DEFAULT false,
+    installed               boolean NOT NULL DEFAULT true,
+    frequent_pushes_enabled boolean NOT NULL DEFAULT false,
+    named_user_id           text,
+    alias                   text,
+    timezone                text,
+    locale_language         text,
+    locale_country          text,
+    badge                   integer,
+    quiet_time              jsonb,
+    attributes              jsonb NOT NULL DEFAULT '{}',
+    created_at              timestamptz NOT NULL DEFAULT now(),
+    last_registration       timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (app_id, channel_id),
+    FOREIGN KEY (app_id, named_user_id) REFERENCES named_users (app_id, named_user_id)
+        ON DELETE SET NULL (named_user_id)
+);
+-- The same device token registering again finds its channel instead of making a duplicate.
+CREATE UNIQUE INDEX IF NOT EXISTS channels_by_push_address
+    ON channels (app_id, push_address) WHERE push_address IS NOT NULL;
+-- Audience `named_user`.
+CREATE INDEX IF NOT EXISTS channels_by_named_user
+    ON channels (app_id, named_user_id) WHERE named_user_id IS NOT NULL;
+
+-- Tags on channels, by tag group (`device` when the SDK names none). Audience `tag` reads
+-- (app, group, tag) → channels; the channel lookup reads (app, channel) → tags.
+CREATE TABLE IF NOT EXISTS channel_tags (
+    app_id     bigint NOT NULL,
+    tag_group  text NOT NULL,
+    tag        text NOT NULL,
+    channel_id uuid NOT NULL,
+    PRIMARY KEY (app_id, tag_group, tag, channel_id),
+    FOREIGN KEY (app_id, channel_id) REFERENCES channels (app_id, channel_id) ON DELETE CASCADE
+);
+CREATE INDEX IF NOT EXISTS channel_tags_by_channel ON channel_tags (app_id, channel_id);
+
+-- Tags on named users apply to every channel of the named user.
+CREATE TABLE IF NOT EXISTS named_user_tags (
+    app_id        bigint NOT NULL,
+    tag_group     text NOT NULL,
+    tag           text NOT NULL,
+    named_user_id text NOT NULL,
+    PRIMARY KEY (app_id, tag_group, tag, named_user_id),
+    FOREIGN KEY (app_id, named_user_id) REFERENCES named_users (app_id, named_user_id) ON DELETE CASCADE
+);
+CREATE INDEX IF NOT EXISTS named_user_tags_by_named_user ON named_user_tags (app_id, named_user_id);
+
+-- Live Activity update tokens, tracked by name: at most one activity per name per channel.
+-- The row stays after `remove` (token NULL, state 'removed') so that an older `set` arriving
+-- late cannot bring it back: entries apply last-writer-wins by the SDK's action_ts_ms.
+CREATE TABLE IF NOT EXISTS live_activities (
+    app_id         bigint NOT NULL,
+    channel_id     uuid NOT NULL,
+    name           text NOT NULL,
+    activity_id    text NOT NULL,
+    token          text CHECK (token ~ '^[0-9a-f]{64,200}$'),
+    state          text NOT NULL DEFAULT 'active' CHECK (state IN ('active', 'ended', 'removed')),
+    started_at     timestamptz NOT NULL,
+    action_ts_ms   bigint NOT NULL,
+    ended_at       timestamptz,
+    dismiss_at     timestamptz,
+    updated_at     timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (app_id, channel_id, name),
+    FOREIGN KEY (app_id, channel_id) REFERENCES channels (app_id, channel_id) ON DELETE CASCADE
+);
+-- Hot path: "update tokens of activities named N in app A on channels matching audience X".
+-- Only active activities are indexed, and the token rides along so the join never visits the heap.
+CREATE INDEX IF NOT EXISTS live_activities_active_by_name
+    ON live_activities (app_id, name, channel_id) INCLUDE (token, started_at)
+    WHERE state = 'active';
+
+-- Push-to-start tokens, one per ActivityAttributes type per channel (token NULL once removed).
+CREATE TABLE IF NOT EXISTS push_to_start_tokens (
+    app_id          bigint NOT NULL,
+    channel_id      uuid NOT NULL,
+    attributes_type text NOT NULL,
+    token           text CHECK (token ~ '^[0-9a-f]{64,200}$'),
+    action_ts_ms    bigint NOT NULL,
+    updated_at      timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (app_id, channel_id, attributes_type),
+    FOREIGN KEY (app_id, channel_id) REFERENCES channels (app_id, channel_id) ON DELETE CASCADE
+);
+CREATE INDEX IF NOT EXISTS push_to_start_tokens_by_type
+    ON push_to_start_tokens (app_id, attributes_type, channel_id) INCLUDE (token)
+    WHERE token IS NOT NULL;
+
+-- Pushes: the work queue. A push is accepted as 'queued'; a worker claims it ('sending') with
+-- FOR UPDATE SKIP LOCKED under a lease, fans it out in channel order and checkpoints its cursor,
+-- so a worker that dies mid fan-out is resumed by another from the last checkpoint.
+CREATE TABLE IF NOT EXISTS pushes (
+    app_id            bigint NOT NULL REFERENCES apps (id) ON DELETE CASCADE,
+    push_id           uuid NOT NULL,
+    operation_id      uuid NOT NULL,
+    state             text NOT NULL DEFAULT 'queued'
+                      CHECK (state IN ('queued', 'sending', 'done', 'superseded', 'failed')),
+    kind              text NOT NULL CHECK (kind IN ('live_activity', 'alert')),
+    activity_name     text,
+    event             text CHECK (event IN ('start', 'update', 'end')),
+    aps_timestamp     bigint,
+    audience          jsonb NOT NULL,
+    payload           jsonb NOT NULL,
+    accepted_at       timestamptz NOT NULL DEFAULT now(),
+    not_before        timestamptz NOT NULL DEFAULT now(),
+    claimed_by        text,
+    lease_expires_at  timestamptz,
+    cursor_channel_id uuid,
+    attempts          integer NOT NULL DEFAULT 0,
+    counts            jsonb NOT NULL DEFAULT '{}',
+    started_at        timestamptz,
+    finished_at       timestamptz,
+    PRIMARY KEY (app_id, push_id),
+    CHECK ((kind = 'live_activity') = (activity_name IS NOT NULL AND event IS NOT NULL))
+);
+-- Hot path: claiming work. The index holds only unfinished pushes, so it stays as small as the
+-- backlog however long the history grows.
+CREATE INDEX IF NOT EXISTS pushes_unfinished
+    ON pushes (app_id, not_before) WHERE state IN ('queued', 'sending');
+-- Per (app, name) ordering: the last accepted push of an activity name.
+CREATE INDEX IF NOT EXISTS pushes_by_activity_name
+    ON pushes (app_id, activity_name, accepted_at) WHERE activity_name IS NOT NULL;
+-- Reports: the recent pushes of an app.
+CREATE INDEX IF NOT EXISTS pushes_by_acceptance ON pushes (app_id, accepted_at DESC);
+
+-- Delivery outcomes: what APNs answered for each token of each push (status 0: no answer,
+-- e.g. the connection was lost). Admins read the last N per token.
+CREATE TABLE IF NOT EXISTS delivery_outcomes (
+    app_id     bigint NOT NULL,
+    push_id    uuid NOT NULL,
+    token      text NOT NULL,
+    channel_id uuid,
+    status     smallint NOT NULL,
+    reason     text,
+    apns_id    uuid,
+    priority   smallint,
+    sent_at    timestamptz NOT NULL DEFAULT now(),
+    FOREIGN KEY (app_id, push_id) REFERENCES pushes (app_id, push_id) ON DELETE CASCADE
+);
+CREATE INDEX IF NOT EXISTS delivery_outcomes_by_token ON delivery_outcomes (app_id, token, sent_at DESC);
+CREATE INDEX IF NOT EXISTS delivery_outcomes_by_push ON delivery_outcomes (app_id, push_id);
