@@ -55,8 +55,9 @@ start_cluster() {
         exit 1
     }
     if [ ! -f "$dir/PG_VERSION" ]; then
-        as_cluster_owner "$bin/initdb" -D "$dir" -U blimp --auth=trust -E UTF8 --locale=C.UTF-8 >"$dir.initdb.log" 2>&1 || {
-            cat "$dir.initdb.log" >&2; exit 1
+        local log
+        log=$(as_cluster_owner "$bin/initdb" -D "$dir" -U blimp --auth=trust -E UTF8 --locale=C.UTF-8 2>&1) || {
+            echo "$log" >&2; exit 1
         }
     fi
     if as_cluster_owner "$bin/pg_ctl" -D "$dir" status >/dev/null 2>&1; then

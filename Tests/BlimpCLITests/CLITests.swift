@@ -110,6 +110,8 @@ import Testing
                     .init(description: "non-P-256 key", arguments: create(["--apns-key-file": p384]), environment: environment, message: "the APNs key is not a P-256 (ES256) private key"),
                     .init(description: "bad key id", arguments: create(["--apns-key-id": "abc"]), environment: environment, message: "the APNs key id must be Apple's 10-character id"),
                     .init(description: "no server key", arguments: create([:]), environment: ["DATABASE_URL": url], message: "BLIMP_SECRET_KEY is not set"),
+                    .init(description: "APNs URL not https", arguments: ["dev", "--state-dir", folder.appendingPathComponent("state").path], environment: ["DATABASE_URL": url, "BLIMP_APNS_URL": "http://127.0.0.1:2197"], message: "BLIMP_APNS_URL must be an https URL"),
+                    .init(description: "APNs CA file missing", arguments: ["dev", "--state-dir", folder.appendingPathComponent("state").path], environment: ["DATABASE_URL": url, "BLIMP_APNS_CA_FILE": "/nonexistent/ca.pem"], message: "BLIMP_APNS_CA_FILE names a file that cannot be read: /nonexistent/ca.pem"),
                     .init(description: "malformed server key", arguments: create([:]), environment: ["DATABASE_URL": url, "BLIMP_SECRET_KEY": "short"], message: "BLIMP_SECRET_KEY must be 32 bytes in base64"),
                 ]
                 for bad in cases {

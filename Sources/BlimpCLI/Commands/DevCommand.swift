@@ -1,5 +1,6 @@
 import ArgumentParser
 import BlimpAPI
+import BlimpCore
 import BlimpStore
 import Foundation
 import PostgresNIO
@@ -22,6 +23,7 @@ struct DevCommand: AsyncParsableCommand {
         let logger = self.logging.makeLogger(label: "blimp.dev")
         let state = try StateFolder(path: self.stateDir)
         let serverKey = try state.serverKey()
+        let apns = try APNsEndpointSetting.resolve()
         let url = try self.database.resolve()
         try await url.checkReachable(logger: logger)
 
@@ -40,12 +42,12 @@ struct DevCommand: AsyncParsableCommand {
                 store: AppStore(client: database, logger: logger),
                 serverKey: serverKey
             )
-            FileHandle.standardOutput.write(Data(self.banner(demo: demo).utf8))
+            FileHandle.standardOutput.write(Data(self.banner(demo: demo, apns: apns).utf8))
         }
         try await runServices([database, api], logger: logger)
     }
 
-    func banner(demo: CreatedApp) -> String {
+    func banner(demo: CreatedApp, apns: APNsEndpointSettings) -> String {
         let base = "http://\(self.listen.host):\(self.listen.port)"
         return """
 
@@ -55,6 +57,7 @@ struct DevCommand: AsyncParsableCommand {
               App key        \(demo.appKey)
               App secret     \(demo.appSecret)
               Master secret  \(demo.masterSecret)
+              APNs           \(apns.summary)
 
             Try:
               curl \(base)/health

@@ -1,0 +1,28 @@
+import Foundation
+
+/// What came back for one APNs request.
+public enum APNsResponse: Sendable, Equatable {
+    /// 200: APNs accepted the notification; `apnsID` is the request's `apns-id` or the one APNs generated.
+    case accepted(apnsID: String)
+    /// An error status with its `reason`, and for 410 the time APNs learned the token was no longer valid.
+    case rejected(status: Int, reason: APNsReason?, timestamp: Date?)
+    /// No answer: the connection was lost or the request timed out before a response arrived.
+    case noResponse
+
+    /// Reads an error response: `status` and APNs's JSON body `{"reason": "…", "timestamp": <ms>}`.
+    /// A body that is not such JSON still gives the status, without a reason.
+    public static func rejected(status: Int, body: some Sequence<UInt8>) -> APNsResponse {
+        let decoded = try? JSONDecoder().decode(ErrorBody.self, from: Data(body))
+        return .rejected(
+            status: status,
+            reason: decoded?.reason.map(APNsReason.init(rawValue:)),
+            timestamp: decoded?.timestamp.map { Date(timeIntervalSince1970: TimeInterval($0) / 1000) }
+        )
+    }
+
+    /// APNs's error body.
+    private struct ErrorBody: Decodable {
+        var reason: String?
+        var timestamp: Int64?
+    }
+}

@@ -1,0 +1,21 @@
+/// An APNs device token (alert, Live Activity update, or push-to-start token) as lower-case hex.
+///
+/// Apple says not to assume a token size; Live Activity tokens have been seen at 160 hex characters, so any even
+/// length from 64 to 200 is accepted (reference: apns-live-activities.md §1.2).
+public struct DeviceToken: Sendable, Hashable, CustomStringConvertible {
+    /// The token in lower-case hex, as it goes into `/3/device/<token>`.
+    public let hex: String
+
+    /// Accepts hex in either case; `nil` for anything else or an implausible length.
+    public init?(_ text: String) {
+        guard (64...200).contains(text.utf8.count), text.utf8.count % 2 == 0,
+            text.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x41...0x46).contains($0) || (0x61...0x66).contains($0) })
+        else {
+            return nil
+        }
+        self.hex = text.lowercased()
+    }
+
+    /// Redacted for logs: the first 8 characters only.
+    public var description: String { "\(self.hex.prefix(8))…" }
+}
