@@ -1,6 +1,7 @@
 import ArgumentParser
 import BlimpAPI
 import BlimpStore
+import Hummingbird
 import Logging
 import PostgresNIO
 import ServiceLifecycle
@@ -15,15 +16,20 @@ struct APICommand: AsyncParsableCommand {
 
     func run() async throws {
         let logger = self.logging.makeLogger(label: "blimp.api")
-        let url = try self.database.resolve()
-        let database = PostgresClient(configuration: url.clientConfiguration(), backgroundLogger: logger)
-        let api = APIServer.buildApplication(
-            host: self.listen.host,
-            port: self.listen.port,
-            database: database,
-            logger: logger
-        )
+        let (database, api) = self.listen.buildAPI(database: try self.database.resolve(), logger: logger)
         try await runServices([database, api], logger: logger)
+    }
+}
+
+extension ListenOptions {
+    /// The API server on these options' address, with the database client it needs running before it.
+    func buildAPI(
+        database url: DatabaseURL,
+        logger: Logger
+    ) -> (PostgresClient, Application<RouterResponder<BasicRequestContext>>) {
+        let database = PostgresClient(configuration: url.clientConfiguration(), backgroundLogger: logger)
+        let api = APIServer.buildApplication(host: self.host, port: self.port, database: database, logger: logger)
+        return (database, api)
     }
 }
 

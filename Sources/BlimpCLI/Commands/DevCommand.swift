@@ -1,9 +1,7 @@
 import ArgumentParser
-import BlimpAPI
 import BlimpCore
 import BlimpStore
 import Foundation
-import PostgresNIO
 
 /// `blimp dev`: a first run on one machine. Migrates the local database, creates (or reuses) a demo app, prints how
 /// to call it, and runs the API in this one process.
@@ -27,13 +25,8 @@ struct DevCommand: AsyncParsableCommand {
         let url = try self.database.resolve()
         try await url.checkReachable(logger: logger)
 
-        let database = PostgresClient(configuration: url.clientConfiguration(), backgroundLogger: logger)
-        var api = APIServer.buildApplication(
-            host: self.listen.host,
-            port: self.listen.port,
-            database: database,
-            logger: logger
-        )
+        let (database, server) = self.listen.buildAPI(database: url, logger: logger)
+        var api = server
         // Runs once the database client is up, before the API listens.
         api.beforeServerStarts {
             try await Schema.apply(to: database, logger: logger)

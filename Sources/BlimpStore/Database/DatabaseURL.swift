@@ -53,39 +53,33 @@ public struct DatabaseURL: Sendable, CustomStringConvertible {
     /// Settings for a connection pool.
     public func clientConfiguration() -> PostgresClient.Configuration {
         let tls: PostgresClient.Configuration.TLS =
-            switch self.tlsMode {
-            case .disable: .disable
-            case .prefer: .prefer(Self.unverifiedTLS)
-            case .require: .require(Self.unverifiedTLS)
-            case .verifyFull: .require(.makeClientConfiguration())
+            switch self.tlsConfiguration {
+            case nil: .disable
+            case (let configuration, required: false)?: .prefer(configuration)
+            case (let configuration, required: true)?: .require(configuration)
             }
-        return .init(
-            host: self.host,
-            port: self.port,
-            username: self.username,
-            password: self.password,
-            database: self.database,
-            tls: tls
-        )
+        return .init(host: self.host, port: self.port, username: self.username, password: self.password, database: self.database, tls: tls)
     }
 
     /// Settings for a single connection.
     public func connectionConfiguration() throws -> PostgresConnection.Configuration {
         let tls: PostgresConnection.Configuration.TLS =
-            switch self.tlsMode {
-            case .disable: .disable
-            case .prefer: .prefer(try NIOSSLContext(configuration: Self.unverifiedTLS))
-            case .require: .require(try NIOSSLContext(configuration: Self.unverifiedTLS))
-            case .verifyFull: .require(try NIOSSLContext(configuration: .makeClientConfiguration()))
+            switch self.tlsConfiguration {
+            case nil: .disable
+            case (let configuration, required: false)?: .prefer(try NIOSSLContext(configuration: configuration))
+            case (let configuration, required: true)?: .require(try NIOSSLContext(configuration: configuration))
             }
-        return .init(
-            host: self.host,
-            port: self.port,
-            username: self.username,
-            password: self.password,
-            database: self.database,
-            tls: tls
-        )
+        return .init(host: self.host, port: self.port, username: self.username, password: self.password, database: self.database, tls: tls)
+    }
+
+    /// The TLS that `sslmode` asks for, and whether a server without TLS is refused; `nil` for plain text.
+    private var tlsConfiguration: (TLSConfiguration, required: Bool)? {
+        switch self.tlsMode {
+        case .disable: nil
+        case .prefer: (Self.unverifiedTLS, required: false)
+        case .require: (Self.unverifiedTLS, required: true)
+        case .verifyFull: (.makeClientConfiguration(), required: true)
+        }
     }
 
     private static var unverifiedTLS: TLSConfiguration {
