@@ -13,6 +13,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.30.0"),
+        .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.35.0"),
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.10.0"),
+        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.3.0"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.30.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
@@ -48,6 +51,35 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
             ]
         ),
+        // The APNs client: pooled HTTP/2 connections at the frame level, ES256 provider tokens.
+        .target(
+            name: "BlimpAPNs",
+            dependencies: [
+                "BlimpCore",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]
+        ),
+        // `blimp apns-sim`: a faithful APNs simulator (HTTP/2 over TLS at the frame level) and its admin endpoint.
+        .target(
+            name: "BlimpSimulator",
+            dependencies: [
+                "BlimpCore",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "X509", package: "swift-certificates"),
+            ]
+        ),
         // The `blimp` command: the one composition root.
         .executableTarget(
             name: "BlimpCLI",
@@ -55,6 +87,7 @@ let package = Package(
                 "BlimpCore",
                 "BlimpStore",
                 "BlimpAPI",
+                "BlimpSimulator",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
@@ -71,6 +104,9 @@ let package = Package(
             path: "Tests/BlimpTestSupport"
         ),
         .testTarget(name: "BlimpCoreTests", dependencies: ["BlimpCore"]),
+        .testTarget(name: "BlimpSimulatorTests", dependencies: ["BlimpSimulator", "BlimpTestSupport"]),
+        // The APNs client against the simulator over real TLS and HTTP/2 on loopback.
+        .testTarget(name: "BlimpAPNsTests", dependencies: ["BlimpAPNs", "BlimpSimulator", "BlimpTestSupport"]),
         .testTarget(name: "BlimpStoreTests", dependencies: ["BlimpStore", "BlimpTestSupport"]),
         .testTarget(
             name: "BlimpAPITests",

@@ -8,13 +8,12 @@ public enum DeliveryAction: Sendable, Equatable {
     case tokenInvalid(since: Date?)
     /// Try again after `delay`.
     case retry(after: Duration)
-    /// The provider token expired: renew it and retry once.
-    case renewProviderToken
     /// Give up; `reason` says why when APNs gave one.
     case failed(APNsReason?)
 }
 
 /// The pure mapping from an APNs response to a ``DeliveryAction``, with bounded exponential backoff and jitter.
+/// (The APNs client itself renews an expired provider token and retries once; what still fails arrives here.)
 ///
 /// Apple: do not retry `BadDeviceToken`, `DeviceTokenNotForTopic`, `ExpiredToken`, `Unregistered`, `Forbidden` or
 /// `PayloadTooLarge`; retry 429 "with a delay" and 5xx with back-off (reference: apns-live-activities.md §1.5, §5.4).
@@ -42,8 +41,6 @@ public struct DeliveryPolicy: Sendable {
             return .delivered
         case .rejected(_, .some(let reason), let timestamp) where Self.invalidTokenReasons.contains(reason):
             return .tokenInvalid(since: timestamp)
-        case .rejected(403, .some(.expiredProviderToken), _) where attempt == 1:
-            return .renewProviderToken
         case .rejected(let status, let reason, _) where Self.retriedStatuses.contains(status):
             return self.retry(attempt: attempt, jitter: jitter, otherwise: .failed(reason))
         case .rejected(_, let reason, _):

@@ -17,8 +17,6 @@ import Testing
         switch reason {
         case .unregistered, .expiredToken, .badDeviceToken, .deviceTokenNotForTopic:
             #expect(action == .tokenInvalid(since: nil))
-        case .expiredProviderToken:
-            #expect(action == .renewProviderToken)
         case _ where [429, 500, 503].contains(status):
             #expect(action == .retry(after: .seconds(1)))
         default:
@@ -48,12 +46,6 @@ import Testing
         #expect(self.policy.action(for: noResponse, attempt: 4, jitter: 1) == .failed(nil))
         let busy = APNsResponse.rejected(status: 429, reason: .tooManyRequests, timestamp: nil)
         #expect(self.policy.action(for: busy, attempt: 4, jitter: 1) == .failed(.tooManyRequests))
-    }
-
-    @Test func anExpiredProviderTokenIsRenewedOnlyOnce() {
-        let expired = APNsResponse.rejected(status: 403, reason: .expiredProviderToken, timestamp: nil)
-        #expect(self.policy.action(for: expired, attempt: 1, jitter: 0) == .renewProviderToken)
-        #expect(self.policy.action(for: expired, attempt: 2, jitter: 0) == .failed(.expiredProviderToken))
     }
 }
 

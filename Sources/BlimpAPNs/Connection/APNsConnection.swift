@@ -1,0 +1,77 @@
+import Foundation
+import Logging
+import NIOCore
+import NIOHTTP2
+import NIOPosix
+import NIOSSL
+
+/// One HTTP/2 connection to APNs over TLS.
+final class APNsConnection: Sendable {
+    let load: ConnectionLoad
+    private let channel: any Channel
+    private let handler: NIOLoopBound<APNsStreamHandler>
+
+    private init(channel: any Channel, handler: NIOLoopBound<APNsStreamHandler>, load: ConnectionLoad) {
+        self.channel = channel
+        self.handler = handler
+        self.load = load
+    }
+
+    /// Connects to `baseURL` (host and port) with TLS and ALPN `h2`.
+    static func connect(
+        to baseURL: URL,
+        sslContext: NIOSSLContext,
+        configuration: APNsClientConfiguration
+    ) async throws -> APNsConnection {
+        guard let host = baseURL.host else { throw APNsClientError.invalidURL }
+        let port = baseURL.port ?? 443
+        let load = ConnectionLoad()
+        let authority = baseURL.port.map { "\(host):\($0)" } ?? host
+        let serverHostname = host.isIPAddress ? nil : host
+        let timeout = TimeAmount(configuration.requestTimeout)
+        let ping = TimeAmount(configuration.pingInterval)
+        let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .connectTimeout(TimeAmount(configuration.connectTimeout))
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let pipeline = channel.pipeline.syncOperations
+                    try pipeline.addHandler(NIOSSLClientHandler(context: sslContext, serverHostname: serverHostname))
+                    try pipeline.addHandler(NIOHTTP2Handler(mode: .client))
+                    try pipeline.addHandler(IdleStateHandler(allTimeout: ping))
+                    try pipeline.addHandler(APNsStreamHandler(authority: authority, requestTimeout: timeout, load: load))
+                }
+            }
+            .connect(host: host, port: port)
+            .get()
+        let handler = try await channel.eventLoop.submit {
+            NIOLoopBound(try channel.pipeline.syncOperations.handler(type: APNsStreamHandler.self), eventLoop: channel.eventLoop)
+        }.get()
+        return APNsConnection(channel: channel, handler: handler, load: load)
+    }
+
+    /// Sends one request on a new stream.
+    func send(_ request: APNsRequest, authorization: String) async -> StreamOutcome {
+        let promise = self.channel.eventLoop.makePromise(of: StreamOutcome.self)
+        let handler = self.handler
+        self.channel.eventLoop.execute {
+            handler.value.send(request, authorization: authorization, promise: promise)
+        }
+        // The handler always completes the promise: with an answer, a timeout, or the connection's end.
+        return (try? await promise.futureResult.get()) ?? .notProcessed
+    }
+
+    /// Resolves when the connection has closed.
+    var closed: EventLoopFuture<Void> { self.channel.closeFuture }
+
+    func close() async {
+        try? await self.channel.close()
+    }
+}
+
+extension String {
+    /// Whether this is an IPv4 or IPv6 literal (TLS sends no server name for those).
+    fileprivate var isIPAddress: Bool {
+        (try? SocketAddress(ipAddress: self, port: 0)) != nil
+    }
+}

@@ -1,0 +1,35 @@
+/// The headers of a device push that APNs reads, picked out of a request in one pass.
+struct PushHeaders {
+    var authorization: String?
+    var apnsID: String?
+    var topic: String?
+    var pushType: String?
+    var priority: String?
+    var expiration: String?
+    var collapseID: String?
+    /// Whether any header name appears twice (APNs answers 400 `DuplicateHeaders`, reference:
+    /// apns-live-activities.md §1.5).
+    var hasDuplicates = false
+
+    /// Reads `headers` (names in lower case); for a repeated header the first value is kept.
+    init(_ headers: [(name: String, value: String)]) {
+        for index in headers.indices {
+            let (name, value) = headers[index]
+            // Requests carry a handful of headers, so comparing pairs is cheaper than building a set.
+            if headers[..<index].contains(where: { $0.name == name }) {
+                self.hasDuplicates = true
+                continue
+            }
+            switch name {
+            case "authorization": self.authorization = value
+            case "apns-id": self.apnsID = value
+            case "apns-topic": self.topic = value
+            case "apns-push-type": self.pushType = value
+            case "apns-priority": self.priority = value
+            case "apns-expiration": self.expiration = value
+            case "apns-collapse-id": self.collapseID = value
+            default: break
+            }
+        }
+    }
+}

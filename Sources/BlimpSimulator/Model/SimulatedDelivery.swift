@@ -1,0 +1,36 @@
+import Foundation
+
+/// One push the simulator accepted (200) for a token, and what the simulated device did with it.
+public struct SimulatedDelivery: Sendable, Codable, Equatable {
+    /// What the device did with a push APNs accepted.
+    public enum Outcome: String, Sendable, Codable {
+        /// Shown (or, for a push that shows nothing, handed to the app).
+        case displayed
+        /// Dropped because the token's priority-10 budget for the hour was spent (reference:
+        /// apns-live-activities.md §4.1).
+        case throttled
+        /// A Live Activity update whose `timestamp` was not newer than the last one applied (reference §3.3).
+        case ignoredStale
+        /// A Live Activity push that arrived after the activity ended (reference §3.2).
+        case ignoredEnded
+    }
+
+    /// `apns-id`, lower case.
+    public var apnsID: String
+    /// `apns-push-type` (`alert` when the request had none).
+    public var pushType: SimulatedPushType
+    /// `apns-topic`.
+    public var topic: String
+    /// `apns-priority` (10, or 5 for background, when the request had none).
+    public var priority: Int
+    /// `apns-expiration`, epoch seconds.
+    public var expiration: Int64?
+    /// `apns-collapse-id`.
+    public var collapseID: String?
+    /// The payload as sent.
+    public var payload: String
+    /// When the simulator received it.
+    public var arrivedAt: Date
+    /// What the device did with it.
+    public var outcome: Outcome
+}

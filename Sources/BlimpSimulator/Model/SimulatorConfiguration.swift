@@ -1,0 +1,24 @@
+/// What the simulator is set up with when it starts: the device model's budgets, how much it remembers, and the
+/// bundle ids it serves. Faults, device states and trusted keys change while it runs instead.
+public struct SimulatorConfiguration: Sendable {
+    /// How many priority-10 Live Activity pushes a token accepts per rolling hour before the device throttles the
+    /// rest (still answered 200, as APNs does). Apple documents a budget but not its size (reference:
+    /// apns-live-activities.md §4.1, §4.3). Defaults to `10`.
+    public var priorityTenBudgetPerHour: Int = 10
+    /// The same budget for a token flagged with frequent updates (`NSSupportsLiveActivitiesFrequentUpdates`,
+    /// reference §4.1). Defaults to `100`.
+    public var frequentUpdatesPriorityTenBudgetPerHour: Int = 100
+    /// How many deliveries are kept per token for inspection, newest last. Defaults to `20`.
+    public var deliveriesKeptPerDevice: Int = 20
+    /// How many tokens the simulator remembers; beyond it the oldest unconfigured tokens are forgotten (a benchmark
+    /// to random tokens would otherwise grow without end). Defaults to `10_000`.
+    public var maximumTrackedDevices: Int = 10_000
+    /// How many distinct verified provider tokens are cached so that each signature is checked once. Defaults to
+    /// `1_000`.
+    public var providerTokenCacheSize: Int = 1_000
+    /// The bundle ids the simulator accepts topics for; a push to any other gets 400 `TopicDisallowed`. `nil`
+    /// accepts every bundle id. Defaults to `nil`.
+    public var allowedBundleIDs: Set<String>? = nil
+
+    public init() {}
+}

@@ -1,0 +1,27 @@
+/// Totals since the simulator started or was last reset.
+public struct SimulatorCounters: Sendable, Codable, Equatable {
+    /// Requests answered 200.
+    public var accepted = 0
+    /// Requests answered with an error, by `reason`.
+    public var rejected: [String: Int] = [:]
+    /// Accepted pushes the device dropped for its priority-10 budget.
+    public var throttled = 0
+    /// Accepted Live Activity updates the device ignored as not newer than the last.
+    public var ignoredStale = 0
+    /// Accepted Live Activity pushes the device ignored because the activity had ended.
+    public var ignoredEnded = 0
+    /// Accepted Live Activity pushes whose `timestamp` looks like milliseconds (above 10^11; reference:
+    /// apns-live-activities.md §3.3).
+    public var millisecondTimestamps = 0
+
+    public init() {}
+
+    mutating func count(_ outcome: SimulatedDelivery.Outcome) {
+        switch outcome {
+        case .displayed: break
+        case .throttled: self.throttled += 1
+        case .ignoredStale: self.ignoredStale += 1
+        case .ignoredEnded: self.ignoredEnded += 1
+        }
+    }
+}

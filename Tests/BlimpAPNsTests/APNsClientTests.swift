@@ -1,0 +1,106 @@
+import BlimpAPNs
+import BlimpCore
+import BlimpSimulator
+import Foundation
+import Synchronization
+import Testing
+
+/// The client against the simulator over real TLS and HTTP/2 on loopback.
+@Suite struct APNsClientTests {
+    @Test func oneRequestIsAcceptedWithItsAPNsID() async throws {
+        try await SimulatorHarness.with { harness in
+            let request = harness.update()
+            let response = await harness.send(request)
+            #expect(response == .accepted(apnsID: request.apnsID.uuidString.lowercased()))
+        }
+    }
+
+    @Test func manyConcurrentRequestsAreAllAnswered() async throws {
+        try await SimulatorHarness.with { harness in
+            let accepted = await withTaskGroup(of: Bool.self) { group in
+                for _ in 0..<500 {
+                    group.addTask {
+                        if case .accepted = await harness.send(harness.update()) { return true }
+                        return false
+                    }
+                }
+                return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+            }
+            #expect(accepted == 500)
+        }
+    }
+
+    /// GOAWAY every 100 streams: streams above the last stream id are sent again on a new connection, none is lost.
+    @Test func goAwayMidFlightLosesNothing() async throws {
+        var settings = ConnectionSettings()
+        settings.goAwayEvery = 100
+        try await SimulatorHarness.with(settings: settings) { harness in
+            let responses = await withTaskGroup(of: APNsResponse.self) { group in
+                for _ in 0..<300 { group.addTask { await harness.send(harness.update()) } }
+                return await group.reduce(into: [APNsResponse]()) { $0.append($1) }
+            }
+            #expect(responses.count == 300)
+            #expect(responses.filter { !SimulatorHarness.isAccepted($0) } == [])
+            #expect(harness.apns.counters().accepted == 300)
+        }
+    }
+
+    /// A dropped connection leaves its in-flight request unanswered (no response, never a success); the next
+    /// request goes out on a new connection.
+    @Test func aDroppedConnectionIsNoResponseAndTheNextRequestReconnects() async throws {
+        var settings = ConnectionSettings()
+        settings.dropEvery = 2
+        try await SimulatorHarness.with(settings: settings) { harness in
+            var responses: [APNsResponse] = []
+            for _ in 0..<3 { responses.append(await harness.send(harness.update())) }
+            #expect(responses.map(SimulatorHarness.isAccepted) == [true, false, true])
+            #expect(responses[1] == .noResponse)
+        }
+    }
+
+    @Test func aSlowAnswerTimesOutAndAPromptOneDoesNot() async throws {
+        var settings = ConnectionSettings()
+        settings.latencyMilliseconds = 100
+        try await SimulatorHarness.with(settings: settings, clientConfiguration: { $0.requestTimeout = .seconds(2) }) { harness in
+            #expect(SimulatorHarness.isAccepted(await harness.send(harness.update())))
+            settings.latencyMilliseconds = 4000
+            harness.settings.current = settings
+            #expect(await harness.send(harness.update()) == .noResponse)
+        }
+    }
+
+    /// The provider token is reused while young; when APNs calls it expired, the client renews it once and the
+    /// request goes through.
+    @Test func anExpiredProviderTokenIsRenewedAndTheRequestRetried() async throws {
+        let start = Date()
+        let clientClock = Clock(start)
+        let simulatorClock = Clock(start)
+        try await SimulatorHarness.with(clientNow: { clientClock.now }, simulatorNow: { simulatorClock.now }) { harness in
+            #expect(SimulatorHarness.isAccepted(await harness.send(harness.update())))
+            // 25 minutes on the client: the token is reused, not renewed.
+            clientClock.advance(minutes: 25)
+            simulatorClock.advance(minutes: 25)
+            #expect(SimulatorHarness.isAccepted(await harness.send(harness.update())))
+            // The simulator now finds the token over an hour old: 403 ExpiredProviderToken, renewed, accepted.
+            simulatorClock.advance(minutes: 40)
+            #expect(SimulatorHarness.isAccepted(await harness.send(harness.update())))
+        }
+    }
+
+    /// Renewal follows the 20-minute rule: a token rejected as expired while younger than that is not replaced.
+    @Test func aYoungRejectedTokenIsNotRenewed() async throws {
+        let start = Date()
+        let simulatorClock = Clock(start.addingTimeInterval(3 * 3600))
+        try await SimulatorHarness.with(simulatorNow: { simulatorClock.now }) { harness in
+            #expect(await harness.send(harness.update()) == .rejected(status: 403, reason: .expiredProviderToken, timestamp: nil))
+        }
+    }
+}
+
+/// A clock tests move by hand.
+final class Clock: Sendable {
+    private let time: Mutex<Date>
+    init(_ start: Date) { self.time = Mutex(start) }
+    var now: Date { self.time.withLock { $0 } }
+    func advance(minutes: Double) { self.time.withLock { $0 += minutes * 60 } }
+}

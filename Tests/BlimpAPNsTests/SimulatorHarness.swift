@@ -1,0 +1,88 @@
+import BlimpAPNs
+import BlimpCore
+import BlimpSimulator
+import BlimpTestSupport
+import Foundation
+import Logging
+import ServiceLifecycle
+import Synchronization
+
+/// A running `blimp apns-sim` on a loopback port with its own CA, and an APNs client that trusts it.
+struct SimulatorHarness {
+    let apns: SimulatedAPNs
+    let settings: SharedConnectionSettings
+    let client: APNsClient
+    let key: APNsSigningKey
+
+    /// Runs `body` against a fresh simulator and client; both are shut down afterwards.
+    static func with<T>(
+        settings: ConnectionSettings = .init(),
+        clientConfiguration: (inout APNsClientConfiguration) -> Void = { _ in },
+        clientNow: @escaping @Sendable () -> Date = Date.init,
+        simulatorNow: @escaping @Sendable () -> Date = Date.init,
+        _ body: (SimulatorHarness) async throws -> T
+    ) async throws -> T {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("apns-sim-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let tls = try SimulatorTLS.loadOrCreate(in: folder)
+        let apns = SimulatedAPNs(now: simulatorNow)
+        let shared = SharedConnectionSettings(settings)
+        let port = AsyncStream.makeStream(of: Int.self)
+        let server = try SimulatorServer(
+            host: "127.0.0.1",
+            port: 0,
+            tls: tls,
+            apns: apns,
+            settings: shared,
+            logger: TestDatabase.logger,
+            onListening: { port.continuation.yield($0) }
+        )
+        let key = try APNsSigningKey(pem: TestKeys.p8(), keyID: "ABC123DEFG", teamID: "DEF123GHIJ")
+        apns.trust(key)
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await server.run() }
+            defer { group.cancelAll() }
+            var iterator = port.stream.makeAsyncIterator()
+            guard let boundPort = await iterator.next() else { throw CancellationError() }
+            var configuration = APNsClientConfiguration(
+                endpoint: try APNsEndpointSettings(overrideURL: "https://127.0.0.1:\(boundPort)", caFile: tls.caFile)
+            )
+            clientConfiguration(&configuration)
+            let client = try APNsClient(configuration: configuration, logger: TestDatabase.logger, now: clientNow)
+            let harness = SimulatorHarness(apns: apns, settings: shared, client: client, key: key)
+            do {
+                let result = try await body(harness)
+                await client.shutdown()
+                return result
+            } catch {
+                await client.shutdown()
+                throw error
+            }
+        }
+    }
+
+    /// A Live Activity update to a random 64-hex token.
+    func update(token: String = Self.randomToken(), priority: Int = 10) -> APNsRequest {
+        APNsRequest(
+            deviceToken: DeviceToken(token)!,
+            pushType: .liveActivity,
+            topic: APNsRequest.liveActivityTopic(bundleID: "com.example.demo"),
+            priority: priority,
+            payload: Array(#"{"aps":{"timestamp":1700000000,"event":"update","content-state":{"score":1}}}"#.utf8)
+        )
+    }
+
+    func send(_ request: APNsRequest) async -> APNsResponse {
+        await self.client.send(request, key: self.key, environment: .sandbox)
+    }
+
+    /// Whether `response` is a 200.
+    static func isAccepted(_ response: APNsResponse) -> Bool {
+        if case .accepted = response { return true }
+        return false
+    }
+
+    static func randomToken() -> String {
+        (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
+    }
+}
