@@ -121,6 +121,7 @@ let package = Package(
             name: "BlimpCLITests",
             dependencies: [
                 "BlimpCLI",
+                "BlimpAPNs",
                 "BlimpTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ]

@@ -11,6 +11,13 @@ struct APNsSimCommand: AsyncParsableCommand {
 
     @Option(help: "The address the APNs endpoint listens on.") var host = "127.0.0.1"
     @Option(help: "The APNs endpoint's port (Apple's alternative port is 2197).") var port = 2197
+    @Option(help: "The admin endpoint's port (inspection and control, HTTP/1.1 on the same address).")
+    var adminPort = 2198
+    @Option(
+        name: .customLong("trust-key"),
+        help: "A provider-token key to accept, as KEY_ID:TEAM_ID:path/to/AuthKey.p8 (repeatable)."
+    )
+    var trustKeys: [String] = []
     @Option(help: "The certificate chain (PEM) to serve; without it a CA and a loopback certificate are created.")
     var tlsCert: String?
     @Option(help: "The private key (PEM) for --tls-cert.") var tlsKey: String?
@@ -32,18 +39,27 @@ struct APNsSimCommand: AsyncParsableCommand {
             } else {
                 try SimulatorTLS.loadOrCreate(in: self.stateDir)
             }
-        if let caFile = tls.caFile {
-            print("APNs simulator CA: \(caFile) (trust it with BLIMP_APNS_CA_FILE=\(caFile))")
+        let apns = SimulatedAPNs()
+        for trustKey in self.trustKeys {
+            let parts = trustKey.split(separator: ":", maxSplits: 2).map(String.init)
+            guard parts.count == 3 else { throw CLIError("--trust-key takes KEY_ID:TEAM_ID:path (got \"\(trustKey)\")") }
+            try apns.trust(keyID: parts[0], teamID: parts[1], p8: try readKeyFile(parts[2]))
         }
-        let server = try SimulatorServer(
+        let settings = SharedConnectionSettings(self.connection.settings)
+        let server = try SimulatorServer(host: self.host, port: self.port, tls: tls, apns: apns, settings: settings, logger: logger)
+        let admin = SimulatorAdmin.buildApplication(
             host: self.host,
-            port: self.port,
-            tls: tls,
-            apns: SimulatedAPNs(),
-            settings: SharedConnectionSettings(self.connection.settings),
+            port: self.adminPort,
+            apns: apns,
+            settings: settings,
             logger: logger
         )
-        try await runServices([server], logger: logger)
+        var banner = "APNs simulator: https://\(self.host):\(self.port), admin http://\(self.host):\(self.adminPort)\n"
+        if let caFile = tls.caFile {
+            banner += "Its CA: \(caFile) (trust it with BLIMP_APNS_CA_FILE=\(caFile))\n"
+        }
+        FileHandle.standardOutput.write(Data(banner.utf8))
+        try await runServices([server, admin], logger: logger)
     }
 }
 

@@ -1,0 +1,82 @@
+import AsyncHTTPClient
+import BlimpAPNs
+import BlimpCore
+import BlimpTestSupport
+import Foundation
+import Testing
+
+/// `blimp apns-sim` as a real process: the client over TLS with the CA it created, and its admin endpoint.
+@Suite struct APNsSimCommandTests {
+    @Test func servesTrustedKeysAndIsControlledThroughItsAdminEndpoint() async throws {
+        try await withTemporaryFolder { folder in
+            // setup
+            let pem = TestKeys.p8()
+            let keyFile = folder.appendingPathComponent("AuthKey_ABC123DEFG.p8").path
+            try pem.write(toFile: keyFile, atomically: true, encoding: .utf8)
+            let (port, adminPort) = (freePort(), freePort())
+            let sim = try BlimpProcess([
+                "apns-sim", "--port", "\(port)", "--admin-port", "\(adminPort)", "--state-dir", folder.path,
+                "--trust-key", "ABC123DEFG:DEF123GHIJ:\(keyFile)",
+            ])
+            let admin = "http://127.0.0.1:\(adminPort)"
+            try await waitUntilServing("\(admin)/counters")
+            let client = try APNsClient(
+                configuration: APNsClientConfiguration(
+                    endpoint: try APNsEndpointSettings(
+                        overrideURL: "https://127.0.0.1:\(port)",
+                        caFile: folder.appendingPathComponent("ca.pem").path
+                    )
+                ),
+                logger: TestDatabase.logger
+            )
+            let key = try APNsSigningKey(pem: pem, keyID: "ABC123DEFG", teamID: "DEF123GHIJ")
+            let token = String(repeating: "ab", count: 32)
+            func update(_ timestamp: Int) -> APNsRequest {
+                APNsRequest(
+                    deviceToken: DeviceToken(token)!,
+                    pushType: .liveActivity,
+                    topic: "com.example.demo.push-type.liveactivity",
+                    payload: Array(#"{"aps":{"timestamp":\#(timestamp),"event":"update","content-state":{"score":1}}}"#.utf8)
+                )
+            }
+
+            // MUT + validate: accepted, then the device shows it.
+            let first = update(1_700_000_000)
+            #expect(await client.send(first, key: key, environment: .production) == .accepted(apnsID: first.apnsID.uuidString.lowercased()))
+            let device = try await get("\(admin)/devices/\(token)")
+            #expect(device.0 == 200)
+            #expect(device.1.contains(#""state":"active""#))
+            #expect(device.1.contains(first.apnsID.uuidString.lowercased()))
+
+            // The admin endpoint unregisters the token: the next push is 410 Unregistered with a timestamp.
+            var request = HTTPClientRequest(url: "\(admin)/devices/\(token)")
+            request.method = .PUT
+            request.body = .bytes(Array(#"{"state":"unregistered"}"#.utf8))
+            let changed = try await HTTPClient.shared.execute(request, timeout: .seconds(5))
+            #expect(changed.status == .ok)
+            let second = await client.send(update(1_700_000_100), key: key, environment: .production)
+            guard case .rejected(410, .some(.unregistered), .some) = second else {
+                Issue.record("expected 410 Unregistered with a timestamp, got \(second)")
+                return
+            }
+
+            // A key it does not trust is refused.
+            let stranger = try APNsSigningKey(pem: TestKeys.p8(), keyID: "ZZZ123DEFG", teamID: "DEF123GHIJ")
+            #expect(await client.send(update(1_700_000_200), key: stranger, environment: .production) == .rejected(status: 403, reason: .invalidProviderToken, timestamp: nil))
+            let counters = try await get("\(admin)/counters")
+            #expect(counters.1.contains(#""accepted":1"#))
+
+            await client.shutdown()
+            sim.signal(SIGTERM)
+            let result = await sim.wait()
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(result.stdout.contains("BLIMP_APNS_CA_FILE=\(folder.appendingPathComponent("ca.pem").path)"))
+        }
+    }
+
+    @Test func aMalformedTrustKeyIsOneLine() async throws {
+        let result = try await BlimpProcess.run(["apns-sim", "--trust-key", "ABC123DEFG-no-team"])
+        #expect(result.status != 0)
+        #expect(result.stderr == "blimp: --trust-key takes KEY_ID:TEAM_ID:path (got \"ABC123DEFG-no-team\")\n")
+    }
+}
