@@ -55,34 +55,24 @@ public struct SimulatorTLS: Sendable {
     }
 
     private static func makeCertificates() throws -> (ca: String, certificate: String, key: String) {
-        let now = Date()
         let caKey = P256.Signing.PrivateKey()
         let caName = try DistinguishedName { CommonName("Blimp APNs simulator CA") }
-        let ca = try Certificate(
-            version: .v3,
-            serialNumber: .init(),
-            publicKey: .init(caKey.publicKey),
-            notValidBefore: now - 3600,
-            notValidAfter: now + 10 * 365 * 86400,
-            issuer: caName,
+        let ca = try Self.certificate(
             subject: caName,
-            signatureAlgorithm: .ecdsaWithSHA256,
+            publicKey: caKey.publicKey,
+            issuer: caName,
+            issuerKey: caKey,
             extensions: try Certificate.Extensions {
                 Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 0))
                 Critical(KeyUsage(keyCertSign: true, cRLSign: true))
-            },
-            issuerPrivateKey: .init(caKey)
+            }
         )
         let serverKey = P256.Signing.PrivateKey()
-        let server = try Certificate(
-            version: .v3,
-            serialNumber: .init(),
-            publicKey: .init(serverKey.publicKey),
-            notValidBefore: now - 3600,
-            notValidAfter: now + 10 * 365 * 86400,
-            issuer: caName,
+        let server = try Self.certificate(
             subject: try DistinguishedName { CommonName("localhost") },
-            signatureAlgorithm: .ecdsaWithSHA256,
+            publicKey: serverKey.publicKey,
+            issuer: caName,
+            issuerKey: caKey,
             extensions: try Certificate.Extensions {
                 Critical(BasicConstraints.notCertificateAuthority)
                 Critical(KeyUsage(digitalSignature: true))
@@ -91,9 +81,31 @@ public struct SimulatorTLS: Sendable {
                     .dnsName("localhost"), .ipAddress(ASN1OctetString(contentBytes: [127, 0, 0, 1])),
                     .ipAddress(ASN1OctetString(contentBytes: [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1])),
                 ])
-            },
-            issuerPrivateKey: .init(caKey)
+            }
         )
         return (try ca.serializeAsPEM().pemString, try server.serializeAsPEM().pemString, serverKey.pemRepresentation)
+    }
+
+    /// A certificate valid from an hour ago for ten years, signed with ECDSA P-256.
+    private static func certificate(
+        subject: DistinguishedName,
+        publicKey: P256.Signing.PublicKey,
+        issuer: DistinguishedName,
+        issuerKey: P256.Signing.PrivateKey,
+        extensions: Certificate.Extensions
+    ) throws -> Certificate {
+        let now = Date()
+        return try Certificate(
+            version: .v3,
+            serialNumber: .init(),
+            publicKey: .init(publicKey),
+            notValidBefore: now - 3600,
+            notValidAfter: now + 10 * 365 * 86400,
+            issuer: issuer,
+            subject: subject,
+            signatureAlgorithm: .ecdsaWithSHA256,
+            extensions: extensions,
+            issuerPrivateKey: .init(issuerKey)
+        )
     }
 }
