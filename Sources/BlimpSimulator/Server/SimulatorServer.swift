@@ -56,16 +56,7 @@ public final class SimulatorServer: Service, Sendable {
                 channel.eventLoop.makeCompletedFuture {
                     let pipeline = channel.pipeline.syncOperations
                     try pipeline.addHandler(NIOSSLServerHandler(context: sslContext))
-                    // SimulatedAPNs validates what APNs validates; swift-nio-http2's own header checks would only
-                    // repeat part of that on the hot path.
-                    try pipeline.addHandler(
-                        NIOHTTP2Handler(
-                            mode: .server,
-                            initialSettings: Self.initialSettings,
-                            headerBlockValidation: .disabled,
-                            contentLengthValidation: .disabled
-                        )
-                    )
+                    try pipeline.addHandler(NIOHTTP2Handler(mode: .server, initialSettings: Self.initialSettings))
                     try pipeline.addHandler(SimulatorConnectionHandler(apns: apns, settings: settings))
                 }
             }
