@@ -4,8 +4,6 @@ import BlimpSimulator
 import BlimpTestSupport
 import Foundation
 import Logging
-import ServiceLifecycle
-import Synchronization
 
 /// A running `blimp apns-sim` on a loopback port with its own CA, and an APNs client that trusts it.
 struct SimulatorHarness {
