@@ -77,6 +77,19 @@ public final class APNsClient: Sendable {
         }
     }
 
+    /// One open connection as the client sees it.
+    public struct ConnectionStatus: Sendable, Equatable {
+        /// The server's current `SETTINGS_MAX_CONCURRENT_STREAMS` (APNs: 1 until a valid provider token).
+        public var streamLimit: Int
+        /// Requests written and not yet answered.
+        public var inFlight: Int
+    }
+
+    /// The open connections of every pool, for metrics and tests.
+    public func connectionStatuses() -> [ConnectionStatus] {
+        self.pools.withLock { Array($0.values) }.flatMap { $0.statuses() }
+    }
+
     /// Closes every connection.
     public func shutdown() async {
         let pools = self.pools.withLock { pools in

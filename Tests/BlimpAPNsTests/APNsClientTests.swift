@@ -1,6 +1,7 @@
 import BlimpAPNs
 import BlimpCore
 import BlimpSimulator
+import BlimpTestSupport
 import Foundation
 import Synchronization
 import Testing
@@ -15,8 +16,29 @@ import Testing
         }
     }
 
+    /// APNs allows one stream until a valid provider token arrives, then raises the limit; the client follows the
+    /// server's SETTINGS.
+    @Test func theStreamLimitStartsAtOneAndRisesAfterAValidToken() async throws {
+        var settings = ConnectionSettings()
+        settings.maxConcurrentStreams = 7
+        try await SimulatorHarness.with(settings: settings) { harness in
+            // A key the simulator does not trust: refused, and the limit stays at 1.
+            let stranger = try APNsSigningKey(pem: TestKeys.p8(), keyID: "ZZZ123DEFG", teamID: "DEF123GHIJ")
+            let refused = await harness.client.send(harness.update(), key: stranger, environment: .sandbox)
+            #expect(refused == .rejected(status: 403, reason: .invalidProviderToken, timestamp: nil))
+            #expect(harness.client.connectionStatuses().map(\.streamLimit) == [1])
+            #expect(harness.client.connectionStatuses().map(\.inFlight) == [0])
+            // A trusted key on its own connection: accepted, and that connection's limit rises to 7.
+            #expect(SimulatorHarness.isAccepted(await harness.send(harness.update())))
+            let limits = harness.client.connectionStatuses().map(\.streamLimit).sorted()
+            #expect(limits == [1, 7])
+        }
+    }
+
+    /// Many requests at once share the connections' streams and are all answered. (A generous timeout: a debug
+    /// build under a parallel test run answers a few hundred requests a second.)
     @Test func manyConcurrentRequestsAreAllAnswered() async throws {
-        try await SimulatorHarness.with { harness in
+        try await SimulatorHarness.with(clientConfiguration: { $0.requestTimeout = .seconds(60) }) { harness in
             let accepted = await withTaskGroup(of: Bool.self) { group in
                 for _ in 0..<500 {
                     group.addTask {
@@ -34,7 +56,7 @@ import Testing
     @Test func goAwayMidFlightLosesNothing() async throws {
         var settings = ConnectionSettings()
         settings.goAwayEvery = 100
-        try await SimulatorHarness.with(settings: settings) { harness in
+        try await SimulatorHarness.with(settings: settings, clientConfiguration: { $0.requestTimeout = .seconds(60) }) { harness in
             let responses = await withTaskGroup(of: APNsResponse.self) { group in
                 for _ in 0..<300 { group.addTask { await harness.send(harness.update()) } }
                 return await group.reduce(into: [APNsResponse]()) { $0.append($1) }

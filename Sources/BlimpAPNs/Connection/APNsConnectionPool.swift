@@ -52,6 +52,18 @@ final class APNsConnectionPool: Sendable {
         }
     }
 
+    /// The open connections' stream limits and loads.
+    func statuses() -> [APNsClient.ConnectionStatus] {
+        self.state.withLock { state in
+            state.connections.values.filter { !$0.load.isClosing.load(ordering: .relaxed) }.map {
+                APNsClient.ConnectionStatus(
+                    streamLimit: $0.load.streamLimit.load(ordering: .relaxed),
+                    inFlight: $0.load.inFlight.load(ordering: .relaxed)
+                )
+            }
+        }
+    }
+
     /// Closes every connection.
     func shutdown() async {
         let connections = self.state.withLock { state in
