@@ -20,6 +20,11 @@ final class APNsConnectionPool: Sendable {
         var connections: [ObjectIdentifier: APNsConnection] = [:]
         var connecting: Task<APNsConnection, any Error>?
         var isShutDown = false
+
+        /// The connections that still take new requests.
+        var open: [APNsConnection] {
+            self.connections.values.filter { !$0.load.isClosing.load(ordering: .relaxed) }
+        }
     }
 
     init(baseURL: URL, sslContext: NIOSSLContext, tokens: ProviderTokenCache, configuration: APNsClientConfiguration) {
@@ -37,14 +42,17 @@ final class APNsConnectionPool: Sendable {
         }
         let choice: Choice = try self.state.withLock { state in
             guard !state.isShutDown else { throw CancellationError() }
-            let open = state.connections.values.filter { !$0.load.isClosing.load(ordering: .relaxed) }
+            let open = state.open
             let leastLoaded = open.min { $0.load.inFlight.load(ordering: .relaxed) < $1.load.inFlight.load(ordering: .relaxed) }
             if let leastLoaded, leastLoaded.load.hasCapacity {
                 return .use(leastLoaded)
             }
-            let connecting = state.connecting ?? (open.count < self.configuration.maxConnections ? self.startConnecting(&state) : nil)
+            // Every connection is at the server's limit, or there is none: open one more (one at a time).
+            if state.connecting == nil, leastLoaded == nil || open.count < self.configuration.maxConnections {
+                state.connecting = self.startConnecting()
+            }
             if let leastLoaded { return .use(leastLoaded) }
-            return .wait(connecting ?? self.startConnecting(&state))
+            return .wait(state.connecting!)
         }
         switch choice {
         case .use(let connection): return connection
@@ -55,7 +63,7 @@ final class APNsConnectionPool: Sendable {
     /// The open connections' stream limits and loads.
     func statuses() -> [APNsClient.ConnectionStatus] {
         self.state.withLock { state in
-            state.connections.values.filter { !$0.load.isClosing.load(ordering: .relaxed) }.map {
+            state.open.map {
                 APNsClient.ConnectionStatus(
                     streamLimit: $0.load.streamLimit.load(ordering: .relaxed),
                     inFlight: $0.load.inFlight.load(ordering: .relaxed)
@@ -73,8 +81,9 @@ final class APNsConnectionPool: Sendable {
         for connection in connections { await connection.close() }
     }
 
-    private func startConnecting(_ state: inout State) -> Task<APNsConnection, any Error> {
-        let task = Task {
+    /// Connects in the background; the caller records the task as `connecting` under the lock.
+    private func startConnecting() -> Task<APNsConnection, any Error> {
+        Task {
             defer { self.state.withLock { $0.connecting = nil } }
             let connection = try await APNsConnection.connect(to: self.baseURL, sslContext: self.sslContext, configuration: self.configuration)
             let id = ObjectIdentifier(connection)
@@ -82,7 +91,5 @@ final class APNsConnectionPool: Sendable {
             connection.closed.whenComplete { _ in self.state.withLock { _ = $0.connections.removeValue(forKey: id) } }
             return connection
         }
-        state.connecting = task
-        return task
     }
 }
