@@ -92,6 +92,18 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        // `bench/apns-client.sh`'s sender: Blimp's APNs client at full speed, beside the peers in ../shared/bench.
+        .executableTarget(
+            name: "apns-client-bench",
+            dependencies: [
+                "BlimpAPNs",
+                "BlimpCore",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            path: "bench/APNsClientBench"
+        ),
         // Shared by the test targets: a fresh PostgreSQL database per test, test keys.
         .target(
             name: "BlimpTestSupport",

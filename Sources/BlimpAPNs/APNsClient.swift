@@ -51,9 +51,6 @@ public final class APNsClient: Sendable {
     /// Sends `request` for an app whose tokens live in `environment`, signing with `key`.
     public func send(_ request: APNsRequest, key: APNsSigningKey, environment: APNsEnvironment) async -> APNsResponse {
         let pool = self.pool(for: key, environment: environment)
-        var logger = self.logger
-        logger[metadataKey: "apns.id"] = "\(request.apnsID.uuidString.lowercased())"
-        logger[metadataKey: "apns.token"] = "\(request.deviceToken)"
         do {
             var token = try pool.tokens.current()
             var renewed = false
@@ -61,7 +58,7 @@ public final class APNsClient: Sendable {
                 let outcome = await (try await pool.connection()).send(request, authorization: token.authorization)
                 switch outcome {
                 case .notProcessed:
-                    logger.debug("apns request not processed, sending again")
+                    self.logger.debug("apns request not processed, sending again", metadata: Self.metadata(request))
                     continue
                 case .response(.rejected(403, .some(.expiredProviderToken), _)) where !renewed:
                     guard let fresh = try pool.tokens.renew(afterRejecting: token) else { return Self.expired }
@@ -72,16 +69,19 @@ public final class APNsClient: Sendable {
             }
             return .noResponse
         } catch {
-            logger.warning("apns request failed", metadata: ["error": "\(error)"])
+            var metadata = Self.metadata(request)
+            metadata["error"] = "\(error)"
+            self.logger.warning("apns request failed", metadata: metadata)
             return .noResponse
         }
     }
 
     /// One open connection as the client sees it.
     public struct ConnectionStatus: Sendable, Equatable {
-        /// The server's current `SETTINGS_MAX_CONCURRENT_STREAMS` (APNs: 1 until a valid provider token).
+        /// The server's current `SETTINGS_MAX_CONCURRENT_STREAMS` (APNs: 1 until a valid provider token), capped by
+        /// ``APNsClientConfiguration/maxStreamsPerConnection``.
         public var streamLimit: Int
-        /// Requests written and not yet answered.
+        /// Requests on a stream or waiting for one, not yet answered.
         public var inFlight: Int
     }
 
@@ -97,6 +97,13 @@ public final class APNsClient: Sendable {
             return Array(pools.values)
         }
         for pool in pools { await pool.shutdown() }
+    }
+
+    /// The request's ids for a log line (the device token redacted); built only when a line is logged.
+    private static func metadata(_ request: APNsRequest) -> Logger.Metadata {
+        var metadata: Logger.Metadata = ["apns.token": "\(request.deviceToken)"]
+        if let apnsID = request.apnsID { metadata["apns.id"] = "\(apnsID.apnsIDString)" }
+        return metadata
     }
 
     private static let expired = APNsResponse.rejected(status: 403, reason: .expiredProviderToken, timestamp: nil)

@@ -5,9 +5,15 @@ public struct APNsClientConfiguration: Sendable {
     /// Apple's hosts, or `BLIMP_APNS_URL` with `BLIMP_APNS_CA_FILE`.
     public var endpoint: APNsEndpointSettings
     /// The most connections per (team, key, environment). More are opened only while every open one has as many
-    /// streams in flight as the server allows. Defaults to `4`.
+    /// requests as it takes (see ``maxStreamsPerConnection``). Defaults to `4`.
     public var maxConnections: Int = 4
-    /// How long a request may take, from the moment it is written, before it counts as unanswered. Defaults to 10 s.
+    /// The most streams one connection opens at once, below the server's `SETTINGS_MAX_CONCURRENT_STREAMS` (APNs
+    /// allows 1,000). Further requests wait on the connection for a free stream. swift-nio-http2's per-stream
+    /// bookkeeping grows costlier with many open streams, so spreading load over connections is faster. Defaults to
+    /// `100`.
+    public var maxStreamsPerConnection: Int = 100
+    /// How long a request may take, from the moment a connection takes it, before it counts as unanswered.
+    /// Defaults to 10 s.
     public var requestTimeout: Duration = .seconds(10)
     /// How long connecting may take. Defaults to 10 s.
     public var connectTimeout: Duration = .seconds(10)

@@ -19,8 +19,8 @@ public struct APNsRequest: Sendable {
     public var priority: Int
     /// `apns-expiration` in epoch seconds; `nil` leaves it to APNs's storage policy, `0` means one attempt.
     public var expiration: Int64?
-    /// `apns-id`: echoed back by APNs. Defaults to a new UUID.
-    public var apnsID: UUID
+    /// `apns-id`: echoed back by APNs. `nil` (the default) lets the connection make a new random one.
+    public var apnsID: UUID?
     /// `apns-collapse-id`, at most 64 bytes.
     public var collapseID: String?
     /// The JSON payload, at most 4096 bytes.
@@ -32,7 +32,7 @@ public struct APNsRequest: Sendable {
         topic: String,
         priority: Int = 10,
         expiration: Int64? = nil,
-        apnsID: UUID = UUID(),
+        apnsID: UUID? = nil,
         collapseID: String? = nil,
         payload: [UInt8]
     ) {

@@ -8,11 +8,22 @@ import Testing
 
 /// The client against the simulator over real TLS and HTTP/2 on loopback.
 @Suite struct APNsClientTests {
-    @Test func oneRequestIsAcceptedWithItsAPNsID() async throws {
+    /// APNs echoes the request's `apns-id`; a request without one gets a new one from its connection.
+    @Test func aRequestIsAcceptedWithItsOwnAPNsIDOrANewOne() async throws {
         try await SimulatorHarness.with { harness in
-            let request = harness.update()
-            let response = await harness.send(request)
-            #expect(response == .accepted(apnsID: request.apnsID.uuidString.lowercased()))
+            var request = harness.update()
+            let apnsID = UUID()
+            request.apnsID = apnsID
+            #expect(await harness.send(request) == .accepted(apnsID: apnsID.uuidString.lowercased()))
+            request.apnsID = nil
+            let first = await harness.send(request)
+            let second = await harness.send(request)
+            guard case .accepted(let firstID) = first, case .accepted(let secondID) = second else {
+                Issue.record("not accepted: \(first), \(second)")
+                return
+            }
+            #expect(UUID(uuidString: firstID)?.uuidString.lowercased() == firstID)
+            #expect(firstID != secondID)
         }
     }
 
@@ -49,6 +60,27 @@ import Testing
                 return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
             }
             #expect(accepted == 500)
+        }
+    }
+
+    /// One connection opening at most 3 streams: the other requests wait on it in order, those still waiting at a
+    /// GOAWAY go to the next connection, and every request is answered once.
+    @Test func requestsBeyondAConnectionsStreamsWaitAndSurviveGoAway() async throws {
+        var settings = ConnectionSettings()
+        settings.goAwayEvery = 25
+        let configure: (inout APNsClientConfiguration) -> Void = {
+            $0.maxConnections = 1
+            $0.maxStreamsPerConnection = 3
+            $0.requestTimeout = .seconds(60)
+        }
+        try await SimulatorHarness.with(settings: settings, clientConfiguration: configure) { harness in
+            let responses = await withTaskGroup(of: APNsResponse.self) { group in
+                for _ in 0..<100 { group.addTask { await harness.send(harness.update()) } }
+                return await group.reduce(into: [APNsResponse]()) { $0.append($1) }
+            }
+            #expect(responses.filter { !SimulatorHarness.isAccepted($0) } == [])
+            #expect(harness.apns.counters().accepted == 100)
+            #expect(harness.client.connectionStatuses().allSatisfy { $0.streamLimit <= 3 })
         }
     }
 

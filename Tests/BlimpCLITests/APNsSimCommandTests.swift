@@ -41,12 +41,14 @@ import Testing
             }
 
             // MUT + validate: accepted, then the device shows it.
-            let first = update(1_700_000_000)
-            #expect(await client.send(first, key: key, environment: .production) == .accepted(apnsID: first.apnsID.uuidString.lowercased()))
+            var first = update(1_700_000_000)
+            first.apnsID = UUID()
+            let firstID = first.apnsID!.uuidString.lowercased()
+            #expect(await client.send(first, key: key, environment: .production) == .accepted(apnsID: firstID))
             let device = try await get("\(admin)/devices/\(token)")
             #expect(device.0 == 200)
             #expect(device.1.contains(#""state":"active""#))
-            #expect(device.1.contains(first.apnsID.uuidString.lowercased()))
+            #expect(device.1.contains(firstID))
 
             // The admin endpoint unregisters the token: the next push is 410 Unregistered with a timestamp.
             var request = HTTPClientRequest(url: "\(admin)/devices/\(token)")

@@ -39,7 +39,12 @@ final class APNsConnection: Sendable {
                     try pipeline.addHandler(NIOSSLClientHandler(context: sslContext, serverHostname: serverHostname))
                     try pipeline.addHandler(NIOHTTP2Handler(mode: .client))
                     try pipeline.addHandler(IdleStateHandler(allTimeout: ping))
-                    try pipeline.addHandler(APNsStreamHandler(authority: authority, requestTimeout: timeout, load: load))
+                    try pipeline.addHandler(APNsStreamHandler(
+                            authority: authority,
+                            requestTimeout: timeout,
+                            maxStreams: configuration.maxStreamsPerConnection,
+                            load: load
+                        ))
                 }
             }
             .connect(host: host, port: port)
@@ -52,13 +57,14 @@ final class APNsConnection: Sendable {
 
     /// Sends one request on a new stream.
     func send(_ request: APNsRequest, authorization: String) async -> StreamOutcome {
-        let promise = self.channel.eventLoop.makePromise(of: StreamOutcome.self)
         let handler = self.handler
-        self.channel.eventLoop.execute {
-            handler.value.send(request, authorization: authorization, promise: promise)
+        // The handler always resumes: with an answer, a timeout, the connection's end, or at once when the
+        // connection no longer takes requests.
+        return await withUnsafeContinuation { continuation in
+            self.channel.eventLoop.execute {
+                handler.value.send(request, authorization: authorization, continuation: continuation)
+            }
         }
-        // The handler always completes the promise: with an answer, a timeout, or the connection's end.
-        return (try? await promise.futureResult.get()) ?? .notProcessed
     }
 
     /// Resolves when the connection has closed.

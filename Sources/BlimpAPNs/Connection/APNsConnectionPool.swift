@@ -6,9 +6,9 @@ import Synchronization
 
 /// The connections to one APNs endpoint for one (team, key, environment), sharing one provider token.
 ///
-/// Requests go to the open connection with the fewest streams in flight. While every connection is at the server's
-/// stream limit, another is opened, up to ``APNsClientConfiguration/maxConnections``; beyond that NIOHTTP2 queues
-/// streams on the connection until the server allows more. Closed connections leave the pool.
+/// Requests go to the open connection with the fewest requests in flight. While every connection is at its stream
+/// limit, another is opened, up to ``APNsClientConfiguration/maxConnections``; beyond that requests wait on the
+/// connections for a free stream. Closed connections leave the pool.
 final class APNsConnectionPool: Sendable {
     let tokens: ProviderTokenCache
     private let baseURL: URL

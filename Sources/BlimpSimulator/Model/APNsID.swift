@@ -1,17 +1,10 @@
-import Foundation
-
-/// `apns-id`: a canonical UUID that APNs echoes back in lower case, or generates when the request has none
-/// (reference: apns-live-activities.md §1.2, §1.4).
+/// `apns-id`: a canonical UUID that APNs echoes back in lower case (reference: apns-live-activities.md §1.2, §1.4).
+/// Requests without one get a new id from their connection's ``SimulatorConnectionState/ids``.
 enum APNsID {
     /// The request's `apns-id` in lower case; `nil` unless it is a canonical UUID.
     static func echo(_ header: String) -> String? {
         guard Self.isCanonical(header) else { return nil }
         return header.utf8.contains(where: { (0x41...0x46).contains($0) }) ? header.lowercased() : header
-    }
-
-    /// A new id, for a request without a valid one of its own.
-    static func generated() -> String {
-        UUID().uuidString.lowercased()
     }
 
     /// Whether `value` is 8-4-4-4-12 hex digits in either case.

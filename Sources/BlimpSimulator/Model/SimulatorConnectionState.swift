@@ -1,8 +1,12 @@
+import BlimpCore
+
 /// What the simulator remembers about one HTTP/2 connection between its requests. The transport keeps one per
 /// connection and passes it to every ``SimulatedAPNs/handle(_:connection:)`` call on that connection.
 public struct SimulatorConnectionState: Sendable {
     /// Whether a request with a valid provider token has been seen; APNs allows one stream until then.
     public internal(set) var hasValidProviderToken = false
+    /// Makes the `apns-id` of requests that carry none.
+    var ids = APNsIDGenerator()
     /// The `authorization` value in use, and what its token was verified to say: requests that repeat it (nearly
     /// all of them) skip verification.
     private var authorization: String?

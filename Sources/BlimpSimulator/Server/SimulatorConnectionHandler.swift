@@ -121,7 +121,10 @@ final class SimulatorConnectionHandler: ChannelInboundHandler {
     private func write(_ response: SimulatorResponse, on streamID: HTTP2StreamID, context: ChannelHandlerContext) {
         self.unanswered -= 1
         defer { self.closeIfGoneAway(context: context) }
-        var headers: HPACKHeaders = [":status": String(response.status), "apns-id": response.apnsID]
+        var headers = HPACKHeaders()
+        headers.add(name: ":status", value: String(response.status))
+        // Unique per response: kept out of the HPACK dynamic table, where it would only evict useful entries.
+        headers.add(name: "apns-id", value: response.apnsID, indexing: .nonIndexable)
         let body = response.body
         guard !body.isEmpty else {
             context.write(self.wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: .headers(.init(headers: headers, endStream: true)))), promise: nil)

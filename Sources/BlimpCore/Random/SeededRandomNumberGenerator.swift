@@ -1,4 +1,5 @@
-/// A small deterministic generator (SplitMix64), so that fault fractions repeat exactly for a given seed.
+/// A small, fast deterministic generator (SplitMix64): the simulator's fault fractions repeat exactly for a given
+/// seed, and ``APNsIDGenerator`` draws ids from one seeded by the system.
 public struct SeededRandomNumberGenerator: RandomNumberGenerator, Sendable {
     private var state: UInt64
 
