@@ -99,8 +99,6 @@ let package = Package(
                 "BlimpAPNs",
                 "BlimpCore",
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             path: "bench/APNsClientBench"
         ),

@@ -3,6 +3,7 @@
 # endpoints: `blimp apns-sim` and nghttpd (a C HTTP/2 server: the fastest endpoint here, so it measures the senders
 # alone; it answers 200 with an empty body from an empty file per token). h2load gives each endpoint's own ceiling.
 # Same payload (the WWDC23 update), priority 10, a new 64-hex token per request, over TLS on loopback. Prints a table.
+# aioapns runs against the simulator only: it drops connections whose answers lack an `apns-id`, as nghttpd's do.
 #
 # Needs: release builds (swift build -c release --product blimp && swift build -c release --product
 # apns-client-bench), Go (apt-get install golang-go), aioapns (pip install aioapns), h2load and nghttpd (Debian
@@ -85,7 +86,8 @@ for endpoint in "apns-sim https://127.0.0.1:$sim_port" "nghttpd https://127.0.0.
     name=$1 url=$2
     for connections in 1 4; do
         read -r blimp_ok blimp_rate < <(blimp_run "$url" "$connections" 1000)
-        for sender in h2load blimp go aioapns; do
+        senders="h2load blimp go"; [ "$name" = apns-sim ] && senders="$senders aioapns"
+        for sender in $senders; do
             if [ "$sender" = blimp ]; then ok=$blimp_ok rate=$blimp_rate; else read -r ok rate < <("${sender}_run" "$url" "$connections" 1000); fi
             n=$requests; [ "$sender" = aioapns ] && n=$slow_requests
             ratio=$(awk -v a="$blimp_rate" -v b="$rate" 'BEGIN { printf "%.2f", a / b }')

@@ -9,9 +9,9 @@ public struct APNsClientConfiguration: Sendable {
     public var maxConnections: Int = 4
     /// The most streams one connection opens at once, below the server's `SETTINGS_MAX_CONCURRENT_STREAMS` (APNs
     /// allows 1,000). Further requests wait on the connection for a free stream. swift-nio-http2's per-stream
-    /// bookkeeping grows costlier with many open streams, so spreading load over connections is faster. Defaults to
-    /// `100`.
-    public var maxStreamsPerConnection: Int = 100
+    /// bookkeeping grows costlier with many open streams, so spreading load over connections is faster (see
+    /// docs/performance.md). Defaults to `200`.
+    public var maxStreamsPerConnection: Int = 200
     /// How long a request may take, from the moment a connection takes it, before it counts as unanswered.
     /// Defaults to 10 s.
     public var requestTimeout: Duration = .seconds(10)

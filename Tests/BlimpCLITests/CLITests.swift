@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import BlimpAPNs
 import BlimpCore
 import BlimpStore
 import BlimpTestSupport
@@ -146,23 +147,31 @@ import Testing
         }
     }
 
+    /// `dev` migrates, creates the demo app once, serves the API, and runs an APNs simulator that accepts pushes
+    /// signed with the demo app's key.
     @Test func devMigratesCreatesTheDemoAppAndReusesIt() async throws {
         try await TestDatabase.withFreshDatabase(migrated: false) { url, client in
             try await withTemporaryFolder { state in
                 var firstKey: String?
                 for run in 0..<2 {
-                    let port = freePort()
+                    let (port, simPort, simAdminPort) = (freePort(), freePort(), freePort())
                     let dev = try BlimpProcess(
-                        ["dev", "--state-dir", state.path, "--port", "\(port)"],
+                        [
+                            "dev", "--state-dir", state.path, "--port", "\(port)",
+                            "--apns-sim-port", "\(simPort)", "--apns-sim-admin-port", "\(simAdminPort)",
+                        ],
                         environment: ["DATABASE_URL": url]
                     )
                     try await waitUntilServing("http://127.0.0.1:\(port)/health")
                     #expect(try await get("http://127.0.0.1:\(port)/ready") == (200, #"{"ok":true}"#))
+                    #expect(try await self.demoKeyIsAccepted(state: state, simPort: simPort))
+                    #expect(try await get("http://127.0.0.1:\(simAdminPort)/counters").1.contains(#""accepted":1"#))
                     dev.signal(SIGINT)
                     let result = await dev.wait()
                     #expect(result.status == 0, "\(result.stderr)")
                     #expect(result.stdout.contains("API            http://127.0.0.1:\(port)"))
                     #expect(result.stdout.contains("curl http://127.0.0.1:\(port)/health"))
+                    #expect(result.stdout.contains("the simulator at https://127.0.0.1:\(simPort)"))
                     let appKey = try #require(result.stdout.firstMatch(of: /App key +([A-Za-z0-9_-]{22})/)).1
                     if run == 0 { firstKey = String(appKey) } else { #expect(String(appKey) == firstKey) }
                 }
@@ -174,6 +183,29 @@ import Testing
                 #expect(permissions == 0o600)
             }
         }
+    }
+}
+
+extension CLITests {
+    /// Sends one Live Activity update signed with the demo app's key to `dev`'s simulator.
+    func demoKeyIsAccepted(state: URL, simPort: Int) async throws -> Bool {
+        let endpoint = try APNsEndpointSettings(
+            overrideURL: "https://127.0.0.1:\(simPort)",
+            caFile: state.appendingPathComponent("apns-sim/ca.pem").path
+        )
+        let client = try APNsClient(configuration: APNsClientConfiguration(endpoint: endpoint), logger: TestDatabase.logger)
+        let pem = try String(contentsOf: state.appendingPathComponent("AuthKey_DEMOKEY001.p8"), encoding: .utf8)
+        let request = APNsRequest(
+            deviceToken: DeviceToken(String(repeating: "ab", count: 32))!,
+            pushType: .liveActivity,
+            topic: APNsRequest.liveActivityTopic(bundleID: "com.example.blimp.demo"),
+            payload: Array(#"{"aps":{"timestamp":1700000000,"event":"update","content-state":{"score":1}}}"#.utf8)
+        )
+        let key = try APNsSigningKey(pem: pem, keyID: "DEMOKEY001", teamID: "DEMOTEAM01")
+        let response = await client.send(request, key: key, environment: .sandbox)
+        await client.shutdown()
+        guard case .accepted = response else { return false }
+        return true
     }
 }
 

@@ -1,20 +1,14 @@
 // apns-client-bench: sends N Live Activity updates through Blimp's APNs client, with at most M in flight, to any
 // APNs-compatible endpoint, and prints the rate in the same line shape as ../shared/bench's peers.
 //
-//   apns-client-bench --url https://127.0.0.1:2197 --ca ca.pem --p8 AuthKey.p8 [-n 100000] [-c 4] [-m 1000] [-s 100]
+//   apns-client-bench --url https://127.0.0.1:2197 --ca ca.pem --p8 AuthKey.p8 [-n 100000] [-c 4] [-m 1000] [-s 200]
 //
 // -c: connections, -m: requests in flight, -s: streams per connection.
 import BlimpAPNs
 import BlimpCore
 import Foundation
 import Logging
-import NIOCore
-import NIOPosix
 import Synchronization
-
-if ProcessInfo.processInfo.environment["NIO_EXECUTOR"] != nil {
-    NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
-}
 
 struct Options {
     var url = "https://127.0.0.1:2197"
@@ -25,7 +19,7 @@ struct Options {
     var topic = "com.example.app.push-type.liveactivity"
     var requests = 100_000
     var connections = 4
-    var streams = 100
+    var streams = APNsClientConfiguration(endpoint: .apple).maxStreamsPerConnection
     var inFlight = 1000
 
     init(_ arguments: ArraySlice<String>) {

@@ -40,6 +40,7 @@ final class APNsStreamHandler: ChannelInboundHandler {
     private var nextStreamID = HTTP2StreamID(1)
     private var ids = APNsIDGenerator()
     private var flushScheduled = false
+    private var unflushedRequests = 0
     private var deadlineTimer: RepeatedTask?
     private var unreplenishedBytes = 0
 
@@ -128,17 +129,31 @@ final class APNsStreamHandler: ChannelInboundHandler {
         }
     }
 
-    /// Flushes once the requests already queued on the event loop have been written.
+    /// Flushes once the requests already queued on the event loop have been written, or at once every
+    /// `flushBatch` requests, so that the server starts on a large batch while the rest is still being written.
     private func scheduleFlush(context: ChannelHandlerContext) {
+        self.unflushedRequests += 1
+        if self.unflushedRequests >= Self.flushBatch {
+            self.flush(context: context)
+            return
+        }
         guard !self.flushScheduled else { return }
         self.flushScheduled = true
         let loopBound = NIOLoopBound(self, eventLoop: context.eventLoop)
         context.eventLoop.execute {
             let handler = loopBound.value
             handler.flushScheduled = false
-            handler.context?.flush()
+            if let context = handler.context { handler.flush(context: context) }
         }
     }
+
+    private func flush(context: ChannelHandlerContext) {
+        guard self.unflushedRequests > 0 else { return }
+        self.unflushedRequests = 0
+        context.flush()
+    }
+
+    private static let flushBatch = 16
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let frame = self.unwrapInboundIn(data)

@@ -45,21 +45,17 @@ struct APNsSimCommand: AsyncParsableCommand {
             guard parts.count == 3 else { throw CLIError("--trust-key takes KEY_ID:TEAM_ID:path (got \"\(trustKey)\")") }
             try apns.trust(keyID: parts[0], teamID: parts[1], p8: try readKeyFile(parts[2]))
         }
-        let settings = SharedConnectionSettings(self.connection.settings)
-        let server = try SimulatorServer(host: self.host, port: self.port, tls: tls, apns: apns, settings: settings, logger: logger)
-        let admin = SimulatorAdmin.buildApplication(
+        let simulator = try EmbeddedSimulator(
             host: self.host,
-            port: self.adminPort,
+            port: self.port,
+            adminPort: self.adminPort,
+            tls: tls,
             apns: apns,
-            settings: settings,
+            settings: self.connection.settings,
             logger: logger
         )
-        var banner = "APNs simulator: https://\(self.host):\(self.port), admin http://\(self.host):\(self.adminPort)\n"
-        if let caFile = tls.caFile {
-            banner += "Its CA: \(caFile) (trust it with BLIMP_APNS_CA_FILE=\(caFile))\n"
-        }
-        FileHandle.standardOutput.write(Data(banner.utf8))
-        try await runServices([server, admin], logger: logger)
+        FileHandle.standardOutput.write(Data(simulator.banner.utf8))
+        try await runServices(simulator.services, logger: logger)
     }
 }
 

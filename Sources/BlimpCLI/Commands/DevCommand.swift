@@ -1,19 +1,24 @@
 import ArgumentParser
 import BlimpCore
+import BlimpSimulator
 import BlimpStore
 import Foundation
+import Logging
 
 /// `blimp dev`: a first run on one machine. Migrates the local database, creates (or reuses) a demo app, prints how
-/// to call it, and runs the API in this one process.
+/// to call it, and runs the API and an APNs simulator that trusts the demo app's key, in this one process. With
+/// `BLIMP_APNS_URL` set, that endpoint is used instead and no simulator runs.
 struct DevCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "dev",
-        abstract: "Run Blimp for local development: migrate, create a demo app, serve the API."
+        abstract: "Run Blimp for local development: migrate, create a demo app, serve the API and an APNs simulator."
     )
 
     @Option(help: "Where the server key and the demo app's key and credentials are kept.")
     var stateDir = ".blimp"
     @OptionGroup var listen: ListenOptions
+    @Option(help: "The APNs simulator's port (not run when BLIMP_APNS_URL is set).") var apnsSimPort = 2197
+    @Option(help: "The APNs simulator's admin port.") var apnsSimAdminPort = 2198
     @OptionGroup var database: DatabaseOptions
     @OptionGroup var logging: LoggingOptions
 
@@ -21,7 +26,9 @@ struct DevCommand: AsyncParsableCommand {
         let logger = self.logging.makeLogger(label: "blimp.dev")
         let state = try StateFolder(path: self.stateDir)
         let serverKey = try state.serverKey()
-        let apns = try APNsEndpointSetting.resolve()
+        let configured = try APNsEndpointSetting.resolve()
+        let simulator = configured.overrideURL == nil ? try self.simulator(trusting: state, logger: logger) : nil
+        let apns = simulator?.endpoint ?? configured
         let url = try self.database.resolve()
         try await url.checkReachable(logger: logger)
 
@@ -35,13 +42,31 @@ struct DevCommand: AsyncParsableCommand {
                 store: AppStore(client: database, logger: logger),
                 serverKey: serverKey
             )
-            FileHandle.standardOutput.write(Data(self.banner(demo: demo, apns: apns).utf8))
+            FileHandle.standardOutput.write(Data(self.banner(demo: demo, apns: apns, simulator: simulator).utf8))
         }
-        try await runServices([database, api], logger: logger)
+        try await runServices([database, api] + (simulator?.services ?? []), logger: logger)
     }
 
-    func banner(demo: CreatedApp, apns: APNsEndpointSettings) -> String {
+    /// The simulator on the loopback address, with its CA in the state folder, trusting the demo app's key.
+    private func simulator(trusting state: StateFolder, logger: Logger) throws -> EmbeddedSimulator {
+        let apns = SimulatedAPNs()
+        try apns.trust(keyID: DemoApp.keyID, teamID: DemoApp.teamID, p8: state.demoKeyPEM(keyID: DemoApp.keyID))
+        return try EmbeddedSimulator(
+            host: "127.0.0.1",
+            port: self.apnsSimPort,
+            adminPort: self.apnsSimAdminPort,
+            tls: try SimulatorTLS.loadOrCreate(in: state.file("apns-sim")),
+            apns: apns,
+            settings: ConnectionSettings(),
+            logger: logger
+        )
+    }
+
+    func banner(demo: CreatedApp, apns: APNsEndpointSettings, simulator: EmbeddedSimulator?) -> String {
         let base = "http://\(self.listen.host):\(self.listen.port)"
+        var tries = ["curl \(base)/health", "curl \(base)/ready"]
+        if let simulator { tries.append("curl \(simulator.adminURL)/counters") }
+        let apnsLine = simulator.map { "the simulator at \($0.url) (admin \($0.adminURL)), trusting the demo app's key" }
         return """
 
             Blimp is running (Ctrl-C stops it).
@@ -50,11 +75,10 @@ struct DevCommand: AsyncParsableCommand {
               App key        \(demo.appKey)
               App secret     \(demo.appSecret)
               Master secret  \(demo.masterSecret)
-              APNs           \(apns.summary)
+              APNs           \(apnsLine ?? apns.summary)
 
             Try:
-              curl \(base)/health
-              curl \(base)/ready
+            \(tries.map { "  " + $0 }.joined(separator: "\n"))
 
 
             """
