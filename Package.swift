@@ -51,16 +51,18 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
             ]
         ),
-        // The APNs client: pooled HTTP/2 connections at the frame level, ES256 provider tokens.
+        // The APNs client: pooled connections speaking a lean HTTP/2 of its own (HPACK from swift-nio-http2), ES256
+        // provider tokens.
         .target(
             name: "BlimpAPNs",
             dependencies: [
                 "BlimpCore",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOHPACK", package: "swift-nio-http2"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOTLS", package: "swift-nio"),
             ]
         ),
         // `blimp apns-sim`: a faithful APNs simulator (HTTP/2 over TLS at the frame level) and its admin endpoint.
@@ -116,7 +118,15 @@ let package = Package(
         .testTarget(name: "BlimpCoreTests", dependencies: ["BlimpCore"]),
         .testTarget(name: "BlimpSimulatorTests", dependencies: ["BlimpSimulator", "BlimpTestSupport"]),
         // The APNs client against the simulator over real TLS and HTTP/2 on loopback.
-        .testTarget(name: "BlimpAPNsTests", dependencies: ["BlimpAPNs", "BlimpSimulator", "BlimpTestSupport"]),
+        .testTarget(
+            name: "BlimpAPNsTests",
+            dependencies: [
+                "BlimpAPNs",
+                "BlimpSimulator",
+                "BlimpTestSupport",
+                .product(name: "NIOHPACK", package: "swift-nio-http2"),
+            ]
+        ),
         .testTarget(name: "BlimpStoreTests", dependencies: ["BlimpStore", "BlimpTestSupport"]),
         .testTarget(
             name: "BlimpAPITests",

@@ -1,7 +1,6 @@
 import Foundation
 import Logging
 import NIOCore
-import NIOHTTP2
 import NIOPosix
 import NIOSSL
 
@@ -9,9 +8,9 @@ import NIOSSL
 final class APNsConnection: Sendable {
     let load: ConnectionLoad
     private let channel: any Channel
-    private let handler: NIOLoopBound<APNsStreamHandler>
+    private let handler: NIOLoopBound<APNsConnectionHandler>
 
-    private init(channel: any Channel, handler: NIOLoopBound<APNsStreamHandler>, load: ConnectionLoad) {
+    private init(channel: any Channel, handler: NIOLoopBound<APNsConnectionHandler>, load: ConnectionLoad) {
         self.channel = channel
         self.handler = handler
         self.load = load
@@ -37,9 +36,8 @@ final class APNsConnection: Sendable {
                 channel.eventLoop.makeCompletedFuture {
                     let pipeline = channel.pipeline.syncOperations
                     try pipeline.addHandler(NIOSSLClientHandler(context: sslContext, serverHostname: serverHostname))
-                    try pipeline.addHandler(NIOHTTP2Handler(mode: .client))
                     try pipeline.addHandler(IdleStateHandler(allTimeout: ping))
-                    try pipeline.addHandler(APNsStreamHandler(
+                    try pipeline.addHandler(APNsConnectionHandler(
                             authority: authority,
                             requestTimeout: timeout,
                             maxStreams: configuration.maxStreamsPerConnection,
@@ -50,7 +48,7 @@ final class APNsConnection: Sendable {
             .connect(host: host, port: port)
             .get()
         let handler = try await channel.eventLoop.submit {
-            NIOLoopBound(try channel.pipeline.syncOperations.handler(type: APNsStreamHandler.self), eventLoop: channel.eventLoop)
+            NIOLoopBound(try channel.pipeline.syncOperations.handler(type: APNsConnectionHandler.self), eventLoop: channel.eventLoop)
         }.get()
         return APNsConnection(channel: channel, handler: handler, load: load)
     }

@@ -1,0 +1,464 @@
+import BlimpCore
+import NIOCore
+import NIOHPACK
+import NIOTLS
+
+/// The client side of one APNs connection: HTTP/2 (RFC 9113) over the TLS byte stream, written for APNs's one
+/// request shape, with one stream per request and nothing allocated per frame.
+///
+/// It opens at most the server's `SETTINGS_MAX_CONCURRENT_STREAMS` (capped by
+/// ``APNsClientConfiguration/maxStreamsPerConnection``) at once; requests beyond that wait here in order. It honours
+/// the server's flow-control windows, handles GOAWAY (streams above the last stream id, and waiting requests, are
+/// reported unprocessed), fails every open stream when the connection goes, times requests out, keeps the inbound
+/// connection window open, answers PING and SETTINGS, and sends PING when idle. Every method runs on the channel's
+/// event loop.
+///
+/// Frames are gathered in one buffer and flushed once per event-loop turn, or every `flushBatch` requests: one TLS
+/// record and one system call for many requests. One timer per connection checks the deadlines.
+final class APNsConnectionHandler: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    /// A request the connection has taken: waiting for a stream, then on one.
+    private struct Exchange {
+        var request: APNsRequest
+        var authorization: String
+        var continuation: UnsafeContinuation<StreamOutcome, Never>
+        var deadline: NIODeadline
+        var sendWindow = 0
+        var status: Int?
+        var apnsID: String?
+        var body: [UInt8] = []
+    }
+
+    /// A header block arriving in CONTINUATION frames.
+    private struct PartialHeaders {
+        var streamID: UInt32
+        var block: ByteBuffer
+        var endStream: Bool
+    }
+
+    let load: ConnectionLoad
+    private let authority: String
+    private let requestTimeout: TimeAmount
+    private let maxStreams: Int
+    private var context: ChannelHandlerContext?
+    private var streams: [UInt32: Exchange] = [:]
+    private var waiting = CircularBuffer<Exchange>()
+    /// Streams whose body waits for flow-control window, in order.
+    private var blockedBodies = CircularBuffer<UInt32>()
+    /// The server's `SETTINGS_MAX_CONCURRENT_STREAMS` capped by `maxStreams`; APNs starts at 1.
+    private var streamLimit = 1
+    private var nextStreamID: UInt32 = 1
+    private var ids = APNsIDGenerator()
+    private var encoder = RequestHeaderEncoder()
+    private var decoder: HPACKDecoder
+    private var partialHeaders: PartialHeaders?
+    private var inbound: ByteBuffer?
+    private var outbound: ByteBuffer
+    private var connectionSendWindow = HTTP2Wire.defaultWindowSize
+    private var initialStreamSendWindow = HTTP2Wire.defaultWindowSize
+    private var unreplenishedBytes = 0
+    private var flushScheduled = false
+    private var unflushedRequests = 0
+    private var deadlineTimer: RepeatedTask?
+
+    /// Requests written before a flush even within one event-loop turn, so that the server starts on them while the
+    /// rest are still being written.
+    private static let flushBatch = 16
+
+    init(authority: String, requestTimeout: TimeAmount, maxStreams: Int, load: ConnectionLoad) {
+        self.authority = authority
+        self.requestTimeout = requestTimeout
+        self.maxStreams = maxStreams
+        self.load = load
+        self.decoder = HPACKDecoder(allocator: ByteBufferAllocator())
+        self.outbound = ByteBufferAllocator().buffer(capacity: 0)
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+        self.outbound = context.channel.allocator.buffer(capacity: 16_384)
+        // Deadlines are checked ten times per timeout: a request times out at most 10% late.
+        let period = TimeAmount.nanoseconds(max(self.requestTimeout.nanoseconds / 10, 10_000_000))
+        let loopBound = NIOLoopBound(self, eventLoop: context.eventLoop)
+        self.deadlineTimer = context.eventLoop.scheduleRepeatedTask(initialDelay: period, delay: period) { _ in
+            loopBound.value.timeOutOverdueRequests()
+        }
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        self.deadlineTimer?.cancel()
+        self.context = nil
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        // The preface and our SETTINGS: no server push. TLS holds them until its handshake is done.
+        self.outbound.writeStaticString(HTTP2Wire.preface)
+        self.outbound.writeHTTP2Settings([(.enablePush, 0)])
+        self.flush(context: context)
+        context.fireChannelActive()
+    }
+
+    // MARK: Requests
+
+    /// Takes `request`: written on a new stream now, or once a stream is free. `continuation` resumes with the outcome.
+    func send(_ request: APNsRequest, authorization: String, continuation: UnsafeContinuation<StreamOutcome, Never>) {
+        guard let context = self.context, !self.load.isClosing.load(ordering: .relaxed) else {
+            continuation.resume(returning: .notProcessed)
+            return
+        }
+        self.load.inFlight.add(1, ordering: .relaxed)
+        let exchange = Exchange(
+            request: request,
+            authorization: authorization,
+            continuation: continuation,
+            deadline: .now() + self.requestTimeout
+        )
+        if self.streams.count < self.streamLimit {
+            self.open(exchange, context: context)
+        } else {
+            self.waiting.append(exchange)
+        }
+    }
+
+    /// Writes the exchange's request on a new stream: HEADERS, then DATA when the flow-control windows allow.
+    private func open(_ exchange: Exchange, context: ChannelHandlerContext) {
+        let streamID = self.nextStreamID
+        self.nextStreamID += 2
+        var exchange = exchange
+        exchange.sendWindow = self.initialStreamSendWindow
+        let request = exchange.request
+        let hasBody = !request.payload.isEmpty
+
+        // The HEADERS frame's length is known once the block is encoded: write the header, then fix its length.
+        let frameStart = self.outbound.writerIndex
+        self.outbound.writeHTTP2FrameHeader(length: 0, type: .headers, flags: hasBody ? .endHeaders : [.endHeaders, .endStream], streamID: streamID)
+        self.encoder.encode(
+            request,
+            authority: self.authority,
+            authorization: exchange.authorization,
+            apnsID: (request.apnsID ?? self.ids.next()).apnsIDString,
+            into: &self.outbound
+        )
+        let length = self.outbound.writerIndex - frameStart - 9
+        self.outbound.setInteger(UInt8(truncatingIfNeeded: length >> 16), at: frameStart)
+        self.outbound.setInteger(UInt16(truncatingIfNeeded: length), at: frameStart + 1)
+
+        self.streams[streamID] = exchange
+        if hasBody, !self.blockedBodies.isEmpty || !self.writeBody(of: streamID) {
+            self.blockedBodies.append(streamID)
+        }
+        self.requestWritten(context: context)
+    }
+
+    /// Writes the stream's body as DATA frames ending the stream, if both windows have room for all of it.
+    private func writeBody(of streamID: UInt32) -> Bool {
+        guard let exchange = self.streams[streamID] else { return true }  // already answered or timed out
+        let payload = exchange.request.payload
+        guard payload.count <= self.connectionSendWindow, payload.count <= exchange.sendWindow else { return false }
+        self.connectionSendWindow -= payload.count
+        self.streams[streamID]!.sendWindow -= payload.count
+        var offset = 0
+        while offset < payload.count {
+            let end = min(offset + HTTP2Wire.defaultMaxFrameSize, payload.count)
+            self.outbound.writeHTTP2FrameHeader(length: end - offset, type: .data, flags: end == payload.count ? .endStream : [], streamID: streamID)
+            self.outbound.writeBytes(payload[offset..<end])
+            offset = end
+        }
+        return true
+    }
+
+    /// Writes the bodies that now fit the windows, in order.
+    private func writeBlockedBodies() {
+        while let streamID = self.blockedBodies.first, self.writeBody(of: streamID) {
+            self.blockedBodies.removeFirst()
+        }
+    }
+
+    /// Opens streams for waiting requests while the limit allows.
+    private func openWaiting(context: ChannelHandlerContext) {
+        while self.streams.count < self.streamLimit, let exchange = self.waiting.popFirst() {
+            self.open(exchange, context: context)
+        }
+    }
+
+    // MARK: Writing
+
+    /// Flushes every `flushBatch` requests, and once the requests already queued on the event loop are written.
+    private func requestWritten(context: ChannelHandlerContext) {
+        self.unflushedRequests += 1
+        if self.unflushedRequests >= Self.flushBatch {
+            self.flush(context: context)
+        } else {
+            self.scheduleFlush(context: context)
+        }
+    }
+
+    private func scheduleFlush(context: ChannelHandlerContext) {
+        guard !self.flushScheduled else { return }
+        self.flushScheduled = true
+        let loopBound = NIOLoopBound(self, eventLoop: context.eventLoop)
+        context.eventLoop.execute {
+            let handler = loopBound.value
+            handler.flushScheduled = false
+            if let context = handler.context { handler.flush(context: context) }
+        }
+    }
+
+    private func flush(context: ChannelHandlerContext) {
+        self.unflushedRequests = 0
+        guard self.outbound.readableBytes > 0 else { return }
+        let bytes = self.outbound
+        self.outbound = context.channel.allocator.buffer(capacity: 16_384)
+        context.writeAndFlush(self.wrapOutboundOut(bytes), promise: nil)
+    }
+
+    // MARK: Reading
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        var bytes = self.unwrapInboundIn(data)
+        if var pending = self.inbound {
+            pending.discardReadBytes()
+            pending.writeBuffer(&bytes)
+            bytes = pending
+        }
+        do {
+            while let (header, payload) = HTTP2Wire.readFrame(from: &bytes) {
+                guard header.length <= HTTP2Wire.defaultMaxFrameSize else { throw HTTP2Wire.ErrorCode.frameSizeError }
+                try self.receive(header, payload, context: context)
+            }
+        } catch {
+            self.fail(error as? HTTP2Wire.ErrorCode ?? .protocolError, context: context)
+            return
+        }
+        self.inbound = bytes.readableBytes > 0 ? bytes : nil
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        self.flush(context: context)
+        context.fireChannelReadComplete()
+    }
+
+    private func receive(_ header: HTTP2Wire.FrameHeader, _ payload: ByteBuffer, context: ChannelHandlerContext) throws {
+        var payload = payload
+        if self.partialHeaders != nil, header.type != .continuation { throw HTTP2Wire.ErrorCode.protocolError }
+        switch header.type {
+        case .data:
+            self.replenishConnectionWindow(consumed: header.length)
+            let data = try Self.unpadded(payload, flags: header.flags)
+            self.streams[header.streamID]?.body.append(contentsOf: data.readableBytesView)
+            if header.flags.contains(.endStream) { self.finish(header.streamID) }
+        case .headers:
+            var block = try Self.unpadded(payload, flags: header.flags)
+            if header.flags.contains(.priority) { block.moveReaderIndex(forwardBy: min(5, block.readableBytes)) }
+            let endStream = header.flags.contains(.endStream)
+            if header.flags.contains(.endHeaders) {
+                try self.receiveHeaders(block, streamID: header.streamID, endStream: endStream)
+            } else {
+                self.partialHeaders = PartialHeaders(streamID: header.streamID, block: block, endStream: endStream)
+            }
+        case .continuation:
+            guard var partial = self.partialHeaders, partial.streamID == header.streamID else {
+                throw HTTP2Wire.ErrorCode.protocolError
+            }
+            partial.block.writeBuffer(&payload)
+            if header.flags.contains(.endHeaders) {
+                self.partialHeaders = nil
+                try self.receiveHeaders(partial.block, streamID: partial.streamID, endStream: partial.endStream)
+            } else {
+                self.partialHeaders = partial
+            }
+        case .rstStream:
+            guard let code = payload.readInteger(as: UInt32.self) else { throw HTTP2Wire.ErrorCode.frameSizeError }
+            self.close(header.streamID, with: code == HTTP2Wire.ErrorCode.refusedStream.rawValue ? .notProcessed : .response(.noResponse))
+        case .settings:
+            guard !header.flags.contains(.ack) else { return }
+            try self.receiveSettings(payload, context: context)
+        case .ping:
+            guard !header.flags.contains(.ack) else { return }
+            self.outbound.writeHTTP2FrameHeader(length: 8, type: .ping, flags: .ack, streamID: 0)
+            self.outbound.writeBuffer(&payload)
+        case .goAway:
+            guard let lastStreamID = payload.readInteger(as: UInt32.self) else { throw HTTP2Wire.ErrorCode.frameSizeError }
+            self.goAway(lastStreamID: lastStreamID & 0x7FFF_FFFF, context: context)
+        case .windowUpdate:
+            guard let increment = payload.readInteger(as: UInt32.self) else { throw HTTP2Wire.ErrorCode.frameSizeError }
+            if header.streamID == 0 {
+                self.connectionSendWindow += Int(increment & 0x7FFF_FFFF)
+            } else {
+                self.streams[header.streamID]?.sendWindow += Int(increment & 0x7FFF_FFFF)
+            }
+            self.writeBlockedBodies()
+        case .pushPromise:
+            throw HTTP2Wire.ErrorCode.protocolError  // we said SETTINGS_ENABLE_PUSH = 0
+        case .priority, nil:
+            break  // nothing to do; unknown frame types are ignored (RFC 9113 §4.1)
+        }
+    }
+
+    /// A complete header block: always decoded (HPACK's table depends on it), kept if its stream is ours.
+    private func receiveHeaders(_ block: ByteBuffer, streamID: UInt32, endStream: Bool) throws {
+        var block = block
+        let headers: HPACKHeaders
+        do {
+            headers = try self.decoder.decodeHeaders(from: &block)
+        } catch {
+            throw HTTP2Wire.ErrorCode.protocolError  // COMPRESSION_ERROR in spirit: the connection cannot go on
+        }
+        if self.streams[streamID]?.status == nil, let status = headers.first(name: ":status").flatMap(Int.init) {
+            self.streams[streamID]?.status = status
+            self.streams[streamID]?.apnsID = headers.first(name: "apns-id")
+        }
+        if endStream { self.finish(streamID) }
+    }
+
+    private func receiveSettings(_ payload: ByteBuffer, context: ChannelHandlerContext) throws {
+        var payload = payload
+        guard payload.readableBytes % 6 == 0 else { throw HTTP2Wire.ErrorCode.frameSizeError }
+        while let identifier = payload.readInteger(as: UInt16.self), let value = payload.readInteger(as: UInt32.self) {
+            switch HTTP2Wire.Setting(rawValue: identifier) {
+            case .headerTableSize:
+                self.encoder.setPeerTableSize(Int(value))
+            case .maxConcurrentStreams:
+                self.streamLimit = min(Int(value), self.maxStreams)
+                self.load.streamLimit.store(self.streamLimit, ordering: .relaxed)
+            case .initialWindowSize:
+                guard value <= 0x7FFF_FFFF else { throw HTTP2Wire.ErrorCode.flowControlError }
+                let delta = Int(value) - self.initialStreamSendWindow
+                self.initialStreamSendWindow = Int(value)
+                for streamID in self.streams.keys { self.streams[streamID]!.sendWindow += delta }
+            default:
+                break  // our frames are far below any MAX_FRAME_SIZE; the rest do not concern a client
+            }
+        }
+        self.outbound.writeHTTP2FrameHeader(length: 0, type: .settings, flags: .ack, streamID: 0)
+        self.writeBlockedBodies()
+        self.openWaiting(context: context)
+    }
+
+    /// A frame's payload without its padding (RFC 9113 §6.1).
+    private static func unpadded(_ payload: ByteBuffer, flags: HTTP2Wire.Flags) throws -> ByteBuffer {
+        guard flags.contains(.padded) else { return payload }
+        var payload = payload
+        guard let padding = payload.readInteger(as: UInt8.self), Int(padding) <= payload.readableBytes else {
+            throw HTTP2Wire.ErrorCode.protocolError
+        }
+        return payload.readSlice(length: payload.readableBytes - Int(padding))!
+    }
+
+    // MARK: Connection events
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if event is IdleStateHandler.IdleStateEvent {
+            self.outbound.writeHTTP2FrameHeader(length: 8, type: .ping, streamID: 0)
+            self.outbound.writeInteger(UInt64(0))
+            self.flush(context: context)
+        } else if case .handshakeCompleted(let negotiatedProtocol)? = event as? TLSUserEvent, negotiatedProtocol != "h2" {
+            context.close(promise: nil)  // APNs speaks HTTP/2 only
+        } else {
+            context.fireUserInboundEventTriggered(event)
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        self.load.isClosing.store(true, ordering: .relaxed)
+        // Written but unanswered: APNs may or may not have processed these.
+        for streamID in self.streams.keys {
+            self.close(streamID, with: .response(.noResponse))
+        }
+        self.releaseWaiting()
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        context.close(promise: nil)
+    }
+
+    /// Streams up to `lastStreamID` are still answered; the others, and waiting requests, go to another connection.
+    private func goAway(lastStreamID: UInt32, context: ChannelHandlerContext) {
+        self.load.isClosing.store(true, ordering: .relaxed)
+        for streamID in self.streams.keys where streamID > lastStreamID {
+            self.close(streamID, with: .notProcessed)
+        }
+        self.releaseWaiting()
+        self.closeIfDrained(context: context)
+    }
+
+    /// Ends the connection after a protocol error by the server.
+    private func fail(_ error: HTTP2Wire.ErrorCode, context: ChannelHandlerContext) {
+        self.outbound.writeHTTP2GoAway(lastStreamID: 0, error: error)
+        self.flush(context: context)
+        context.close(promise: nil)
+    }
+
+    // MARK: Outcomes
+
+    private func finish(_ streamID: UInt32) {
+        guard let exchange = self.streams[streamID] else { return }
+        let response: APNsResponse =
+            switch exchange.status {
+            case 200: .accepted(apnsID: exchange.apnsID ?? "")
+            case let status?: .rejected(status: status, body: exchange.body)
+            case nil: .noResponse
+            }
+        self.close(streamID, with: .response(response))
+    }
+
+    /// Cancels the streams whose answer is overdue, and gives up on requests that waited too long for a stream.
+    private func timeOutOverdueRequests() {
+        guard let context = self.context else { return }
+        let now = NIODeadline.now()
+        while let first = self.waiting.first, first.deadline <= now {
+            self.waiting.removeFirst()
+            self.resume(first, with: .response(.noResponse))
+        }
+        let overdue = self.streams.filter { $0.value.deadline <= now }.keys
+        guard !overdue.isEmpty else { return }
+        for streamID in overdue {
+            self.outbound.writeHTTP2ResetStream(streamID: streamID, error: .cancel)
+            self.close(streamID, with: .response(.noResponse))
+        }
+        self.flush(context: context)
+    }
+
+    /// Ends a stream's exchange and gives its stream to the next waiting request.
+    private func close(_ streamID: UInt32, with outcome: StreamOutcome) {
+        guard let exchange = self.streams.removeValue(forKey: streamID) else { return }
+        self.resume(exchange, with: outcome)
+        guard let context = self.context else { return }
+        if self.load.isClosing.load(ordering: .relaxed) {
+            self.closeIfDrained(context: context)
+        } else {
+            self.openWaiting(context: context)
+        }
+    }
+
+    /// Hands waiting requests back unsent: the connection is going away.
+    private func releaseWaiting() {
+        while let exchange = self.waiting.popFirst() {
+            self.resume(exchange, with: .notProcessed)
+        }
+    }
+
+    private func resume(_ exchange: Exchange, with outcome: StreamOutcome) {
+        self.load.inFlight.subtract(1, ordering: .relaxed)
+        exchange.continuation.resume(returning: outcome)
+    }
+
+    private func closeIfDrained(context: ChannelHandlerContext) {
+        if self.streams.isEmpty, context.channel.isActive {
+            self.flush(context: context)
+            context.close(promise: nil)
+        }
+    }
+
+    /// Gives received DATA bytes back to the server in batches, so error bodies never exhaust the connection window.
+    /// (Streams end after one small body, so their own windows never run out.)
+    private func replenishConnectionWindow(consumed: Int) {
+        self.unreplenishedBytes += consumed
+        guard self.unreplenishedBytes >= 16_384 else { return }
+        self.outbound.writeHTTP2WindowUpdate(streamID: 0, increment: self.unreplenishedBytes)
+        self.unreplenishedBytes = 0
+    }
+}
