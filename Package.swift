@@ -51,12 +51,20 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
             ]
         ),
+        // HTTP/2's and HPACK's wire format, shared by the APNs client and the simulator.
+        .target(
+            name: "BlimpHTTP2",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]
+        ),
         // The APNs client: pooled connections speaking a lean HTTP/2 of its own (HPACK from swift-nio-http2), ES256
         // provider tokens.
         .target(
             name: "BlimpAPNs",
             dependencies: [
                 "BlimpCore",
+                "BlimpHTTP2",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHPACK", package: "swift-nio-http2"),
@@ -65,16 +73,17 @@ let package = Package(
                 .product(name: "NIOTLS", package: "swift-nio"),
             ]
         ),
-        // `blimp apns-sim`: a faithful APNs simulator (HTTP/2 over TLS at the frame level) and its admin endpoint.
+        // `blimp apns-sim`: a faithful APNs simulator (HTTP/2 over TLS, spoken directly) and its admin endpoint.
         .target(
             name: "BlimpSimulator",
             dependencies: [
                 "BlimpCore",
+                "BlimpHTTP2",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOHPACK", package: "swift-nio-http2"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -1,4 +1,5 @@
 import BlimpCore
+import BlimpHTTP2
 import NIOCore
 import NIOHPACK
 import NIOTLS
@@ -94,7 +95,7 @@ final class APNsConnectionHandler: ChannelInboundHandler {
 
     func channelActive(context: ChannelHandlerContext) {
         // The preface and our SETTINGS: no server push. TLS holds them until its handshake is done.
-        self.outbound.writeStaticString(HTTP2Wire.preface)
+        self.outbound.writeHTTP2Preface()
         self.outbound.writeHTTP2Settings([(.enablePush, 0)])
         self.flush(context: context)
         context.fireChannelActive()

@@ -1,6 +1,5 @@
 import Logging
 import NIOCore
-import NIOHTTP2
 import NIOPosix
 import NIOSSL
 import ServiceLifecycle
@@ -34,16 +33,6 @@ public final class SimulatorServer: Service, Sendable {
         self.onListening = onListening
     }
 
-    /// The settings APNs has been observed to send, with one stream until a valid provider token arrives
-    /// (reference: apns-live-activities.md §5.2, §7.2).
-    static let initialSettings: HTTP2Settings = [
-        HTTP2Setting(parameter: .maxConcurrentStreams, value: 1),
-        HTTP2Setting(parameter: .headerTableSize, value: 4096),
-        HTTP2Setting(parameter: .maxHeaderListSize, value: 8000),
-        HTTP2Setting(parameter: .initialWindowSize, value: 65_535),
-        HTTP2Setting(parameter: .maxFrameSize, value: 16_384),
-    ]
-
     /// Listens until graceful shutdown or cancellation.
     public func run() async throws {
         let sslContext = try NIOSSLContext(configuration: self.tlsConfiguration)
@@ -56,7 +45,6 @@ public final class SimulatorServer: Service, Sendable {
                 channel.eventLoop.makeCompletedFuture {
                     let pipeline = channel.pipeline.syncOperations
                     try pipeline.addHandler(NIOSSLServerHandler(context: sslContext))
-                    try pipeline.addHandler(NIOHTTP2Handler(mode: .server, initialSettings: Self.initialSettings))
                     try pipeline.addHandler(SimulatorConnectionHandler(apns: apns, settings: settings))
                 }
             }

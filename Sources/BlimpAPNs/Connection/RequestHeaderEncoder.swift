@@ -1,3 +1,4 @@
+import BlimpHTTP2
 import NIOCore
 
 /// Encodes the header blocks of APNs requests with HPACK (RFC 7541), doing as little per request as it can.
@@ -5,7 +6,7 @@ import NIOCore
 /// The headers that repeat on a connection (authority, provider token, push type, topic, priority, content type) are
 /// added to the dynamic table once and then sent as one or two bytes each; the ones that change every request
 /// (`:path`, `apns-id`, expiration, collapse id) are sent as plain literals that are never indexed. Strings are not
-/// Huffman-coded: that would cost more CPU than the few bytes it saves on loopback or a datacenter link.
+/// Huffman-coded.
 struct RequestHeaderEncoder {
     private struct Entry {
         var name: String
@@ -41,27 +42,27 @@ struct RequestHeaderEncoder {
         into buffer: inout ByteBuffer
     ) {
         if self.pendingSizeUpdate {
-            Self.writeInteger(self.maxTableSize, prefix: 5, flags: 0x20, into: &buffer)
+            buffer.writeHPACKInteger(self.maxTableSize, prefix: 5, flags: 0x20)
             self.pendingSizeUpdate = false
         }
         buffer.writeInteger(UInt8(0x83))  // :method: POST, static index 3
         buffer.writeInteger(UInt8(0x87))  // :scheme: https, static index 7
         self.writeRepeating(name: ":authority", staticIndex: 1, value: authority, into: &buffer)
         // The path holds the device token: never indexed (static name index 4), as the token changes every request.
-        Self.writeInteger(4, prefix: 4, flags: 0x10, into: &buffer)
-        Self.writeInteger(Self.pathPrefix.utf8.count + request.deviceToken.hex.utf8.count, prefix: 7, flags: 0, into: &buffer)
+        buffer.writeHPACKInteger(4, prefix: 4, flags: 0x10)
+        buffer.writeHPACKInteger(Self.pathPrefix.utf8.count + request.deviceToken.hex.utf8.count, prefix: 7, flags: 0)
         buffer.writeString(Self.pathPrefix)
         buffer.writeString(request.deviceToken.hex)
         self.writeRepeating(name: "authorization", staticIndex: 23, value: authorization, into: &buffer)
         self.writeRepeating(name: "apns-push-type", value: request.pushType.rawValue, into: &buffer)
         self.writeRepeating(name: "apns-topic", value: request.topic, into: &buffer)
         self.writeRepeating(name: "apns-priority", value: request.priority == 10 ? "10" : String(request.priority), into: &buffer)
-        Self.writeLiteral(name: "apns-id", value: apnsID, into: &buffer)
+        buffer.writeHPACKLiteral(name: "apns-id", value: apnsID)
         if let expiration = request.expiration {
-            Self.writeLiteral(name: "apns-expiration", value: String(expiration), into: &buffer)
+            buffer.writeHPACKLiteral(name: "apns-expiration", value: String(expiration))
         }
         if let collapseID = request.collapseID {
-            Self.writeLiteral(name: "apns-collapse-id", value: collapseID, into: &buffer)
+            buffer.writeHPACKLiteral(name: "apns-collapse-id", value: collapseID)
         }
         self.writeRepeating(name: "content-type", staticIndex: 31, value: "application/json", into: &buffer)
     }
@@ -72,18 +73,18 @@ struct RequestHeaderEncoder {
     private mutating func writeRepeating(name: String, staticIndex: Int = 0, value: String, into buffer: inout ByteBuffer) {
         if let position = self.table.firstIndex(where: { $0.value == value && $0.name == name }) {
             let age = self.table.distance(from: position, to: self.table.endIndex) - 1
-            Self.writeInteger(62 + age, prefix: 7, flags: 0x80, into: &buffer)
+            buffer.writeHPACKInteger(62 + age, prefix: 7, flags: 0x80)
             return
         }
         let entry = Entry(name: name, value: value)
         guard entry.size <= self.maxTableSize else {
-            Self.writeLiteral(name: name, staticIndex: staticIndex, value: value, into: &buffer)
+            buffer.writeHPACKLiteral(name: name, staticIndex: staticIndex, value: value)
             return
         }
         // Literal with incremental indexing (RFC 7541 §6.2.1).
-        Self.writeInteger(staticIndex, prefix: 6, flags: 0x40, into: &buffer)
-        if staticIndex == 0 { Self.writeString(name, into: &buffer) }
-        Self.writeString(value, into: &buffer)
+        buffer.writeHPACKInteger(staticIndex, prefix: 6, flags: 0x40)
+        if staticIndex == 0 { buffer.writeHPACKString(name) }
+        buffer.writeHPACKString(value)
         self.evict(toFit: entry.size)
         self.table.append(entry)
         self.tableSize += entry.size
@@ -94,34 +95,5 @@ struct RequestHeaderEncoder {
         while self.tableSize + size > self.maxTableSize, let oldest = self.table.popFirst() {
             self.tableSize -= oldest.size
         }
-    }
-
-    /// A literal never added to the table (RFC 7541 §6.2.2).
-    private static func writeLiteral(name: String, staticIndex: Int = 0, value: String, into buffer: inout ByteBuffer) {
-        Self.writeInteger(staticIndex, prefix: 4, flags: 0x00, into: &buffer)
-        if staticIndex == 0 { Self.writeString(name, into: &buffer) }
-        Self.writeString(value, into: &buffer)
-    }
-
-    /// A string literal without Huffman coding (RFC 7541 §5.2).
-    private static func writeString(_ string: String, into buffer: inout ByteBuffer) {
-        Self.writeInteger(string.utf8.count, prefix: 7, flags: 0x00, into: &buffer)
-        buffer.writeString(string)
-    }
-
-    /// An integer with an N-bit prefix (RFC 7541 §5.1); `flags` fills the first byte's other bits.
-    private static func writeInteger(_ value: Int, prefix: Int, flags: UInt8, into buffer: inout ByteBuffer) {
-        let limit = (1 << prefix) - 1
-        guard value >= limit else {
-            buffer.writeInteger(flags | UInt8(value))
-            return
-        }
-        buffer.writeInteger(flags | UInt8(limit))
-        var rest = value - limit
-        while rest >= 128 {
-            buffer.writeInteger(UInt8(rest & 0x7F | 0x80))
-            rest >>= 7
-        }
-        buffer.writeInteger(UInt8(rest))
     }
 }
