@@ -125,7 +125,14 @@ let package = Package(
             path: "Tests/BlimpTestSupport"
         ),
         .testTarget(name: "BlimpCoreTests", dependencies: ["BlimpCore"]),
-        .testTarget(name: "BlimpSimulatorTests", dependencies: ["BlimpSimulator", "BlimpTestSupport"]),
+        .testTarget(
+            name: "BlimpSimulatorTests",
+            dependencies: [
+                "BlimpSimulator",
+                "BlimpTestSupport",
+                .product(name: "NIOHPACK", package: "swift-nio-http2"),
+            ]
+        ),
         // The APNs client against the simulator over real TLS and HTTP/2 on loopback.
         .testTarget(
             name: "BlimpAPNsTests",

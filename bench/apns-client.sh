@@ -33,8 +33,8 @@ kid=BENCHKEY01 team=BENCHTEAM1 topic=com.example.bench.push-type.liveactivity
 
 wait_for_port() { for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return; sleep 0.1; done; }
 sim_port=$((20000 + RANDOM % 20000)) nghttpd_port=$((sim_port + 2))
-"$blimp" apns-sim --port "$sim_port" --admin-port $((sim_port + 1)) --state-dir "$work" --log-level warning \
-    --trust-key "$kid:$team:$work/key.p8" >/dev/null &
+"$blimp" apns-sim --port "$sim_port" --admin-port $((sim_port + 1)) --state-dir "$work" \
+    --trust-key "$kid:$team:$work/key.p8" >/dev/null 2>"$work/apns-sim.log" &
 pids+=($!)
 wait_for_port "$sim_port"
 mkdir -p "$work/docroot/3/device"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Measures `blimp apns-sim` under h2load: Live Activity updates with a valid provider token, over TLS on loopback,
-# one connection with 100 streams and four connections with 100 each. Prints a table.
+# one connection with 100 streams and four connections with 100 each, logging at its default level. Prints a table.
 # Needs: a release build (swift build -c release --product blimp), h2load (Debian nghttp2-client), openssl and
 # python3 with the cryptography package. Usage: bench/apns-sim-h2load.sh [requests per run, default 200000]
 set -euo pipefail
@@ -14,8 +14,8 @@ work=$(mktemp -d)
 trap 'kill $sim 2>/dev/null || true; rm -rf "$work"' EXIT
 openssl ecparam -genkey -name prime256v1 -noout 2>/dev/null | openssl pkcs8 -topk8 -nocrypt -out "$work/key.p8"
 port=$((20000 + RANDOM % 20000))
-"$blimp" apns-sim --port "$port" --admin-port $((port + 1)) --state-dir "$work" --log-level warning \
-    --trust-key "BENCHKEY01:BENCHTEAM1:$work/key.p8" >/dev/null &
+"$blimp" apns-sim --port "$port" --admin-port $((port + 1)) --state-dir "$work" \
+    --trust-key "BENCHKEY01:BENCHTEAM1:$work/key.p8" >/dev/null 2>"$work/apns-sim.log" &
 sim=$!
 jwt=$(python3 - "$work/key.p8" <<'PY'
 import base64, json, sys, time
