@@ -47,38 +47,11 @@ package enum HTTP2Wire {
     package enum ErrorCode: UInt32, Error {
         case noError = 0x0
         case protocolError = 0x1
-        case internalError = 0x2
         case flowControlError = 0x3
-        case streamClosed = 0x5
         case frameSizeError = 0x6
         case refusedStream = 0x7
         case cancel = 0x8
         case compressionError = 0x9
-    }
-
-    /// A frame's 9-byte header.
-    package struct FrameHeader {
-        package var length: Int
-        /// `nil` for a frame type this client does not know; such frames are ignored (RFC 9113 §4.1).
-        package var type: FrameType?
-        package var flags: Flags
-        package var streamID: UInt32
-    }
-
-    /// Reads one whole frame: its header and its payload, or `nil` (nothing consumed) until all of it has arrived.
-    package static func readFrame(from buffer: inout ByteBuffer) -> (FrameHeader, ByteBuffer)? {
-        guard buffer.readableBytes >= 9,
-            let high = buffer.getInteger(at: buffer.readerIndex, as: UInt8.self),
-            let low = buffer.getInteger(at: buffer.readerIndex + 1, as: UInt16.self)
-        else { return nil }
-        let length = Int(high) << 16 | Int(low)
-        guard buffer.readableBytes >= 9 + length else { return nil }
-        buffer.moveReaderIndex(forwardBy: 3)
-        let type = buffer.readInteger(as: UInt8.self)!
-        let flags = Flags(rawValue: buffer.readInteger(as: UInt8.self)!)
-        let streamID = buffer.readInteger(as: UInt32.self)! & 0x7FFF_FFFF
-        let payload = buffer.readSlice(length: length)!
-        return (FrameHeader(length: length, type: FrameType(rawValue: type), flags: flags, streamID: streamID), payload)
     }
 }
 
@@ -110,6 +83,12 @@ extension ByteBuffer {
     package mutating func writeHTTP2WindowUpdate(streamID: UInt32, increment: Int) {
         self.writeHTTP2FrameHeader(length: 4, type: .windowUpdate, streamID: streamID)
         self.writeInteger(UInt32(increment))
+    }
+
+    /// Writes a PING frame, or its acknowledgement.
+    package mutating func writeHTTP2Ping(opaqueData: UInt64, ack: Bool = false) {
+        self.writeHTTP2FrameHeader(length: 8, type: .ping, flags: ack ? .ack : [], streamID: 0)
+        self.writeInteger(opaqueData)
     }
 
     /// Writes a RST_STREAM frame.

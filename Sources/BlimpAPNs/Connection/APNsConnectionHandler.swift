@@ -32,13 +32,6 @@ final class APNsConnectionHandler: ChannelInboundHandler {
         var body: [UInt8] = []
     }
 
-    /// A header block arriving in CONTINUATION frames.
-    private struct PartialHeaders {
-        var streamID: UInt32
-        var block: ByteBuffer
-        var endStream: Bool
-    }
-
     let load: ConnectionLoad
     private let authority: String
     private let requestTimeout: TimeAmount
@@ -54,8 +47,7 @@ final class APNsConnectionHandler: ChannelInboundHandler {
     private var ids = APNsIDGenerator()
     private var encoder = RequestHeaderEncoder()
     private var decoder: HPACKDecoder
-    private var partialHeaders: PartialHeaders?
-    private var inbound: ByteBuffer?
+    private var reader = HTTP2FrameReader(expectingPreface: false)
     private var outbound: ByteBuffer
     private var connectionSendWindow = HTTP2Wire.defaultWindowSize
     private var initialStreamSendWindow = HTTP2Wire.defaultWindowSize
@@ -218,22 +210,14 @@ final class APNsConnectionHandler: ChannelInboundHandler {
     // MARK: Reading
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        var bytes = self.unwrapInboundIn(data)
-        if var pending = self.inbound {
-            pending.discardReadBytes()
-            pending.writeBuffer(&bytes)
-            bytes = pending
-        }
-        do {
-            while let (header, payload) = HTTP2Wire.readFrame(from: &bytes) {
-                guard header.length <= HTTP2Wire.defaultMaxFrameSize else { throw HTTP2Wire.ErrorCode.frameSizeError }
-                try self.receive(header, payload, context: context)
+        self.reader.append(self.unwrapInboundIn(data))
+        do throws(HTTP2Wire.ErrorCode) {
+            while let frame = try self.reader.next() {
+                try self.receive(frame, context: context)
             }
         } catch {
-            self.fail(error as? HTTP2Wire.ErrorCode ?? .protocolError, context: context)
-            return
+            self.fail(error, context: context)
         }
-        self.inbound = bytes.readableBytes > 0 ? bytes : nil
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
@@ -241,71 +225,44 @@ final class APNsConnectionHandler: ChannelInboundHandler {
         context.fireChannelReadComplete()
     }
 
-    private func receive(_ header: HTTP2Wire.FrameHeader, _ payload: ByteBuffer, context: ChannelHandlerContext) throws {
-        var payload = payload
-        if self.partialHeaders != nil, header.type != .continuation { throw HTTP2Wire.ErrorCode.protocolError }
-        switch header.type {
-        case .data:
-            self.replenishConnectionWindow(consumed: header.length)
-            let data = try Self.unpadded(payload, flags: header.flags)
-            self.streams[header.streamID]?.body.append(contentsOf: data.readableBytesView)
-            if header.flags.contains(.endStream) { self.finish(header.streamID) }
-        case .headers:
-            var block = try Self.unpadded(payload, flags: header.flags)
-            if header.flags.contains(.priority) { block.moveReaderIndex(forwardBy: min(5, block.readableBytes)) }
-            let endStream = header.flags.contains(.endStream)
-            if header.flags.contains(.endHeaders) {
-                try self.receiveHeaders(block, streamID: header.streamID, endStream: endStream)
+    private func receive(_ frame: HTTP2FrameReader.Frame, context: ChannelHandlerContext) throws(HTTP2Wire.ErrorCode) {
+        switch frame {
+        case .data(let streamID, let data, let flowControlledLength, let endStream):
+            self.replenishConnectionWindow(consumed: flowControlledLength)
+            self.streams[streamID]?.body.append(contentsOf: data.readableBytesView)
+            if endStream { self.finish(streamID) }
+        case .headers(let streamID, let block, let endStream):
+            try self.receiveHeaders(block, streamID: streamID, endStream: endStream)
+        case .rstStream(let streamID, let errorCode):
+            self.close(streamID, with: errorCode == HTTP2Wire.ErrorCode.refusedStream.rawValue ? .notProcessed : .response(.noResponse))
+        case .settings(let settings):
+            try self.receiveSettings(settings, context: context)
+        case .settingsAck:
+            break
+        case .ping(let opaqueData, let ack):
+            if !ack { self.outbound.writeHTTP2Ping(opaqueData: opaqueData, ack: true) }
+        case .goAway(let lastStreamID):
+            self.goAway(lastStreamID: lastStreamID, context: context)
+        case .windowUpdate(let streamID, let increment):
+            if streamID == 0 {
+                self.connectionSendWindow += increment
             } else {
-                self.partialHeaders = PartialHeaders(streamID: header.streamID, block: block, endStream: endStream)
-            }
-        case .continuation:
-            guard var partial = self.partialHeaders, partial.streamID == header.streamID else {
-                throw HTTP2Wire.ErrorCode.protocolError
-            }
-            partial.block.writeBuffer(&payload)
-            if header.flags.contains(.endHeaders) {
-                self.partialHeaders = nil
-                try self.receiveHeaders(partial.block, streamID: partial.streamID, endStream: partial.endStream)
-            } else {
-                self.partialHeaders = partial
-            }
-        case .rstStream:
-            guard let code = payload.readInteger(as: UInt32.self) else { throw HTTP2Wire.ErrorCode.frameSizeError }
-            self.close(header.streamID, with: code == HTTP2Wire.ErrorCode.refusedStream.rawValue ? .notProcessed : .response(.noResponse))
-        case .settings:
-            guard !header.flags.contains(.ack) else { return }
-            try self.receiveSettings(payload, context: context)
-        case .ping:
-            guard !header.flags.contains(.ack) else { return }
-            self.outbound.writeHTTP2FrameHeader(length: 8, type: .ping, flags: .ack, streamID: 0)
-            self.outbound.writeBuffer(&payload)
-        case .goAway:
-            guard let lastStreamID = payload.readInteger(as: UInt32.self) else { throw HTTP2Wire.ErrorCode.frameSizeError }
-            self.goAway(lastStreamID: lastStreamID & 0x7FFF_FFFF, context: context)
-        case .windowUpdate:
-            guard let increment = payload.readInteger(as: UInt32.self) else { throw HTTP2Wire.ErrorCode.frameSizeError }
-            if header.streamID == 0 {
-                self.connectionSendWindow += Int(increment & 0x7FFF_FFFF)
-            } else {
-                self.streams[header.streamID]?.sendWindow += Int(increment & 0x7FFF_FFFF)
+                self.streams[streamID]?.sendWindow += increment
             }
             self.writeBlockedBodies()
         case .pushPromise:
-            throw HTTP2Wire.ErrorCode.protocolError  // we said SETTINGS_ENABLE_PUSH = 0
-        case .priority, nil:
-            break  // nothing to do; unknown frame types are ignored (RFC 9113 §4.1)
+            throw .protocolError  // we said SETTINGS_ENABLE_PUSH = 0
         }
     }
 
     /// A complete header block: always decoded (HPACK's table depends on it), kept if its stream is ours.
-    private func receiveHeaders(_ block: ByteBuffer, streamID: UInt32, endStream: Bool) throws {
+    private func receiveHeaders(_ block: ByteBuffer, streamID: UInt32, endStream: Bool) throws(HTTP2Wire.ErrorCode) {
         var block = block
         let headers: HPACKHeaders
         do {
             headers = try self.decoder.decodeHeaders(from: &block)
         } catch {
-            throw HTTP2Wire.ErrorCode.protocolError  // COMPRESSION_ERROR in spirit: the connection cannot go on
+            throw .compressionError
         }
         if self.streams[streamID]?.status == nil, let status = headers.first(name: ":status").flatMap(Int.init) {
             self.streams[streamID]?.status = status
@@ -314,10 +271,8 @@ final class APNsConnectionHandler: ChannelInboundHandler {
         if endStream { self.finish(streamID) }
     }
 
-    private func receiveSettings(_ payload: ByteBuffer, context: ChannelHandlerContext) throws {
-        var payload = payload
-        guard payload.readableBytes % 6 == 0 else { throw HTTP2Wire.ErrorCode.frameSizeError }
-        while let identifier = payload.readInteger(as: UInt16.self), let value = payload.readInteger(as: UInt32.self) {
+    private func receiveSettings(_ settings: [(identifier: UInt16, value: UInt32)], context: ChannelHandlerContext) throws(HTTP2Wire.ErrorCode) {
+        for (identifier, value) in settings {
             switch HTTP2Wire.Setting(rawValue: identifier) {
             case .headerTableSize:
                 self.encoder.setPeerTableSize(Int(value))
@@ -325,7 +280,7 @@ final class APNsConnectionHandler: ChannelInboundHandler {
                 self.streamLimit = min(Int(value), self.maxStreams)
                 self.load.streamLimit.store(self.streamLimit, ordering: .relaxed)
             case .initialWindowSize:
-                guard value <= 0x7FFF_FFFF else { throw HTTP2Wire.ErrorCode.flowControlError }
+                guard value <= 0x7FFF_FFFF else { throw .flowControlError }
                 let delta = Int(value) - self.initialStreamSendWindow
                 self.initialStreamSendWindow = Int(value)
                 for streamID in self.streams.keys { self.streams[streamID]!.sendWindow += delta }
@@ -338,22 +293,11 @@ final class APNsConnectionHandler: ChannelInboundHandler {
         self.openWaiting(context: context)
     }
 
-    /// A frame's payload without its padding (RFC 9113 §6.1).
-    private static func unpadded(_ payload: ByteBuffer, flags: HTTP2Wire.Flags) throws -> ByteBuffer {
-        guard flags.contains(.padded) else { return payload }
-        var payload = payload
-        guard let padding = payload.readInteger(as: UInt8.self), Int(padding) <= payload.readableBytes else {
-            throw HTTP2Wire.ErrorCode.protocolError
-        }
-        return payload.readSlice(length: payload.readableBytes - Int(padding))!
-    }
-
     // MARK: Connection events
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if event is IdleStateHandler.IdleStateEvent {
-            self.outbound.writeHTTP2FrameHeader(length: 8, type: .ping, streamID: 0)
-            self.outbound.writeInteger(UInt64(0))
+            self.outbound.writeHTTP2Ping(opaqueData: 0)
             self.flush(context: context)
         } else if case .handshakeCompleted(let negotiatedProtocol)? = event as? TLSUserEvent, negotiatedProtocol != "h2" {
             context.close(promise: nil)  // APNs speaks HTTP/2 only

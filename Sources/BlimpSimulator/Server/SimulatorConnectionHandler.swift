@@ -20,13 +20,6 @@ final class SimulatorConnectionHandler: ChannelInboundHandler {
         var body: [UInt8] = []
     }
 
-    /// A header block arriving in CONTINUATION frames.
-    private struct PartialHeaders {
-        var streamID: UInt32
-        var block: ByteBuffer
-        var endStream: Bool
-    }
-
     /// A response body waiting for flow-control window.
     private struct BlockedBody {
         var streamID: UInt32
@@ -38,10 +31,8 @@ final class SimulatorConnectionHandler: ChannelInboundHandler {
     private var connection = SimulatorConnectionState()
     private var decoder = HPACKDecoder(allocator: ByteBufferAllocator(), maxDynamicTableSize: 4096, maxHeaderListSize: 8000)
     private var context: ChannelHandlerContext?
-    private var inbound: ByteBuffer?
+    private var reader = HTTP2FrameReader(expectingPreface: true)
     private var outbound = ByteBuffer()
-    private var prefaceReceived = false
-    private var partialHeaders: PartialHeaders?
     private var pending: [UInt32: PendingRequest] = [:]
     private var blockedBodies = CircularBuffer<BlockedBody>()
     /// Streams opened by the client and not yet answered (or reset).
@@ -90,31 +81,15 @@ final class SimulatorConnectionHandler: ChannelInboundHandler {
     // MARK: Reading
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        var bytes = self.unwrapInboundIn(data)
-        if var pending = self.inbound {
-            pending.discardReadBytes()
-            pending.writeBuffer(&bytes)
-            bytes = pending
-        }
-        do {
-            if !self.prefaceReceived {
-                guard bytes.readableBytes >= 24 else {
-                    self.inbound = bytes
-                    return
-                }
-                guard bytes.readString(length: 24) == HTTP2Wire.preface.description else { throw HTTP2Wire.ErrorCode.protocolError }
-                self.prefaceReceived = true
-            }
-            while let (header, payload) = HTTP2Wire.readFrame(from: &bytes) {
-                guard header.length <= HTTP2Wire.defaultMaxFrameSize else { throw HTTP2Wire.ErrorCode.frameSizeError }
-                try self.receive(header, payload, context: context)
+        self.reader.append(self.unwrapInboundIn(data))
+        do throws(HTTP2Wire.ErrorCode) {
+            while let frame = try self.reader.next() {
+                try self.receive(frame, context: context)
                 guard context.channel.isActive else { return }  // a fault dropped the connection
             }
         } catch {
-            self.fail(error as? HTTP2Wire.ErrorCode ?? .protocolError, context: context)
-            return
+            self.fail(error, context: context)
         }
-        self.inbound = bytes.readableBytes > 0 ? bytes : nil
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
@@ -122,78 +97,47 @@ final class SimulatorConnectionHandler: ChannelInboundHandler {
         context.fireChannelReadComplete()
     }
 
-    private func receive(_ header: HTTP2Wire.FrameHeader, _ payload: ByteBuffer, context: ChannelHandlerContext) throws {
-        var payload = payload
-        if self.partialHeaders != nil, header.type != .continuation { throw HTTP2Wire.ErrorCode.protocolError }
-        switch header.type {
-        case .headers:
-            guard header.streamID != 0 else { throw HTTP2Wire.ErrorCode.protocolError }
-            var block = try Self.unpadded(payload, flags: header.flags)
-            if header.flags.contains(.priority) {
-                guard block.readableBytes >= 5 else { throw HTTP2Wire.ErrorCode.protocolError }
-                block.moveReaderIndex(forwardBy: 5)  // PRIORITY is ignored, as APNs does
-            }
-            let endStream = header.flags.contains(.endStream)
-            if header.flags.contains(.endHeaders) {
-                try self.receiveHeaders(block, streamID: header.streamID, endStream: endStream, context: context)
-            } else {
-                self.partialHeaders = PartialHeaders(streamID: header.streamID, block: block, endStream: endStream)
-            }
-        case .continuation:
-            guard var partial = self.partialHeaders, partial.streamID == header.streamID else {
-                throw HTTP2Wire.ErrorCode.protocolError
-            }
-            partial.block.writeBuffer(&payload)
-            if header.flags.contains(.endHeaders) {
-                self.partialHeaders = nil
-                try self.receiveHeaders(partial.block, streamID: partial.streamID, endStream: partial.endStream, context: context)
-            } else {
-                self.partialHeaders = partial
-            }
-        case .data:
-            guard header.streamID != 0 else { throw HTTP2Wire.ErrorCode.protocolError }
-            let data = try Self.unpadded(payload, flags: header.flags)
-            self.receiveData(data, flowControlled: header.length, streamID: header.streamID, endStream: header.flags.contains(.endStream), context: context)
-        case .rstStream:
-            self.pending[header.streamID] = nil
-            self.closeStream(header.streamID)
-        case .settings:
-            guard !header.flags.contains(.ack) else { return }
-            try self.receiveSettings(payload)
-        case .ping:
-            guard header.length == 8 else { throw HTTP2Wire.ErrorCode.frameSizeError }
-            guard !header.flags.contains(.ack) else { return }
-            self.outbound.writeHTTP2FrameHeader(length: 8, type: .ping, flags: .ack, streamID: 0)
-            self.outbound.writeBuffer(&payload)
-        case .windowUpdate:
-            guard let increment = payload.readInteger(as: UInt32.self) else { throw HTTP2Wire.ErrorCode.frameSizeError }
-            if header.streamID == 0 {
-                self.connectionSendWindow += Int(increment & 0x7FFF_FFFF)
-            } else if self.streamWindows[header.streamID] != nil {
-                self.streamWindows[header.streamID]! += Int(increment & 0x7FFF_FFFF)
+    private func receive(_ frame: HTTP2FrameReader.Frame, context: ChannelHandlerContext) throws(HTTP2Wire.ErrorCode) {
+        switch frame {
+        case .headers(let streamID, let block, let endStream):
+            try self.receiveHeaders(block, streamID: streamID, endStream: endStream, context: context)
+        case .data(let streamID, let data, let flowControlledLength, let endStream):
+            self.receiveData(data, flowControlled: flowControlledLength, streamID: streamID, endStream: endStream, context: context)
+        case .rstStream(let streamID, _):
+            self.pending[streamID] = nil
+            self.closeStream(streamID)
+        case .settings(let settings):
+            try self.receiveSettings(settings)
+        case .settingsAck:
+            break
+        case .ping(let opaqueData, let ack):
+            if !ack { self.outbound.writeHTTP2Ping(opaqueData: opaqueData, ack: true) }
+        case .windowUpdate(let streamID, let increment):
+            if streamID == 0 {
+                self.connectionSendWindow += increment
+            } else if self.streamWindows[streamID] != nil {
+                self.streamWindows[streamID]! += increment
             }
             self.writeBlockedBodies()
         case .goAway:
             self.goingAway = true
             self.closeIfGoneAway(context: context)
         case .pushPromise:
-            throw HTTP2Wire.ErrorCode.protocolError  // clients never push
-        case .priority, nil:
-            break  // PRIORITY is ignored, as APNs does; unknown frame types are ignored (RFC 9113 §4.1)
+            throw .protocolError  // clients never push
         }
     }
 
     /// A complete request header block: a new stream, answered now if it carries no body.
-    private func receiveHeaders(_ block: ByteBuffer, streamID: UInt32, endStream: Bool, context: ChannelHandlerContext) throws {
+    private func receiveHeaders(_ block: ByteBuffer, streamID: UInt32, endStream: Bool, context: ChannelHandlerContext) throws(HTTP2Wire.ErrorCode) {
         var block = block
         let headers: HPACKHeaders
         do {
             headers = try self.decoder.decodeHeaders(from: &block)
         } catch {
-            throw HTTP2Wire.ErrorCode.compressionError
+            throw .compressionError
         }
         // New streams are odd and increasing; trailers on an open stream are not part of APNs's protocol.
-        guard streamID % 2 == 1, streamID > self.highestStreamID else { throw HTTP2Wire.ErrorCode.protocolError }
+        guard streamID % 2 == 1, streamID > self.highestStreamID else { throw .protocolError }
         self.highestStreamID = streamID
         guard !self.goingAway else { return }  // above the GOAWAY's last stream id: never processed
         guard self.openStreams.count < self.streamLimit else {
@@ -237,30 +181,16 @@ final class SimulatorConnectionHandler: ChannelInboundHandler {
         }
     }
 
-    private func receiveSettings(_ payload: ByteBuffer) throws {
-        var payload = payload
-        guard payload.readableBytes % 6 == 0 else { throw HTTP2Wire.ErrorCode.frameSizeError }
-        while let identifier = payload.readInteger(as: UInt16.self), let value = payload.readInteger(as: UInt32.self) {
-            if HTTP2Wire.Setting(rawValue: identifier) == .initialWindowSize {
-                guard value <= 0x7FFF_FFFF else { throw HTTP2Wire.ErrorCode.flowControlError }
-                let delta = Int(value) - self.initialStreamSendWindow
-                self.initialStreamSendWindow = Int(value)
-                for streamID in self.streamWindows.keys { self.streamWindows[streamID]! += delta }
-            }
-            // The response header encoder never indexes, so the client's HEADER_TABLE_SIZE does not matter.
+    private func receiveSettings(_ settings: [(identifier: UInt16, value: UInt32)]) throws(HTTP2Wire.ErrorCode) {
+        // The response header encoder never indexes, so the client's HEADER_TABLE_SIZE does not matter.
+        for (identifier, value) in settings where HTTP2Wire.Setting(rawValue: identifier) == .initialWindowSize {
+            guard value <= 0x7FFF_FFFF else { throw .flowControlError }
+            let delta = Int(value) - self.initialStreamSendWindow
+            self.initialStreamSendWindow = Int(value)
+            for streamID in self.streamWindows.keys { self.streamWindows[streamID]! += delta }
         }
         self.outbound.writeHTTP2FrameHeader(length: 0, type: .settings, flags: .ack, streamID: 0)
         self.writeBlockedBodies()
-    }
-
-    /// A frame's payload without its padding (RFC 9113 §6.1).
-    private static func unpadded(_ payload: ByteBuffer, flags: HTTP2Wire.Flags) throws -> ByteBuffer {
-        guard flags.contains(.padded) else { return payload }
-        var payload = payload
-        guard let padding = payload.readInteger(as: UInt8.self), Int(padding) <= payload.readableBytes else {
-            throw HTTP2Wire.ErrorCode.protocolError
-        }
-        return payload.readSlice(length: payload.readableBytes - Int(padding))!
     }
 
     // MARK: Answering
