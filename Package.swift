@@ -138,9 +138,12 @@ let package = Package(
             name: "BlimpAPNsTests",
             dependencies: [
                 "BlimpAPNs",
+                "BlimpHTTP2",
                 "BlimpSimulator",
                 "BlimpTestSupport",
                 .product(name: "NIOHPACK", package: "swift-nio-http2"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]
         ),
         .testTarget(name: "BlimpStoreTests", dependencies: ["BlimpStore", "BlimpTestSupport"]),

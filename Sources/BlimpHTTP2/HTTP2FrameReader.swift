@@ -5,7 +5,7 @@ import NIOCore
 /// frames. PRIORITY and unknown frame types are skipped.
 package struct HTTP2FrameReader {
     /// A frame as the connection handlers act on it.
-    package enum Frame {
+    package enum Frame: Sendable {
         /// DATA: the payload without padding, and the length that counts against flow control.
         case data(streamID: UInt32, data: ByteBuffer, flowControlledLength: Int, endStream: Bool)
         /// A complete header block, from HEADERS and any CONTINUATION frames.

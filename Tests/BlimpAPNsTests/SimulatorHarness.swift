@@ -11,6 +11,9 @@ struct SimulatorHarness {
     let settings: SharedConnectionSettings
     let client: APNsClient
     let key: APNsSigningKey
+    /// Where the simulator listens, and the CA it made, for clients of a test's own.
+    let port: Int
+    let caFile: String
 
     /// Runs `body` against a fresh simulator and client; both are shut down afterwards.
     static func with<T>(
@@ -47,7 +50,14 @@ struct SimulatorHarness {
             )
             clientConfiguration(&configuration)
             let client = try APNsClient(configuration: configuration, logger: TestDatabase.logger, now: clientNow)
-            let harness = SimulatorHarness(apns: apns, settings: shared, client: client, key: key)
+            let harness = SimulatorHarness(
+                apns: apns,
+                settings: shared,
+                client: client,
+                key: key,
+                port: boundPort,
+                caFile: tls.caFile!
+            )
             do {
                 let result = try await body(harness)
                 await client.shutdown()
