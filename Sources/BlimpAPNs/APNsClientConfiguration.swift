@@ -8,9 +8,7 @@ public struct APNsClientConfiguration: Sendable {
     /// requests as it takes (see ``maxStreamsPerConnection``). Defaults to `4`.
     public var maxConnections: Int = 4
     /// The most streams one connection opens at once, below the server's `SETTINGS_MAX_CONCURRENT_STREAMS` (APNs
-    /// allows 1,000). Further requests wait on the connection for a free stream. swift-nio-http2's per-stream
-    /// bookkeeping grows costlier with many open streams, so spreading load over connections is faster (see
-    /// docs/performance.md). Defaults to `200`.
+    /// allows 1,000). Further requests wait on the connection, in order, for a free stream. Defaults to `200`.
     public var maxStreamsPerConnection: Int = 200
     /// How long a request may take, from the moment a connection takes it, before it counts as unanswered.
     /// Defaults to 10 s.

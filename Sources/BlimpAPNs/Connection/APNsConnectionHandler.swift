@@ -60,6 +60,9 @@ final class APNsConnectionHandler: ChannelInboundHandler {
     /// rest are still being written.
     private static let flushBatch = 16
 
+    /// The largest stream id (31 bits).
+    private static let maxStreamID: UInt32 = 0x7FFF_FFFF
+
     init(authority: String, requestTimeout: TimeAmount, maxStreams: Int, load: ConnectionLoad) {
         self.authority = authority
         self.requestTimeout = requestTimeout
@@ -117,6 +120,14 @@ final class APNsConnectionHandler: ChannelInboundHandler {
 
     /// Writes the exchange's request on a new stream: HEADERS, then DATA when the flow-control windows allow.
     private func open(_ exchange: Exchange, context: ChannelHandlerContext) {
+        guard self.nextStreamID <= Self.maxStreamID else {
+            // Stream ids are spent (RFC 9113 §5.1.1): this connection takes no more; the pool opens another.
+            self.load.isClosing.store(true, ordering: .relaxed)
+            self.resume(exchange, with: .notProcessed)
+            self.releaseWaiting()
+            self.closeIfDrained(context: context)
+            return
+        }
         let streamID = self.nextStreamID
         self.nextStreamID += 2
         var exchange = exchange
