@@ -106,6 +106,7 @@ final class SimulatorConnectionHandler: ChannelInboundHandler {
         case .rstStream(let streamID, _):
             self.pending[streamID] = nil
             self.closeStream(streamID)
+            self.closeIfGoneAway(context: context)
         case .settings(let settings):
             try self.receiveSettings(settings)
         case .settingsAck:
