@@ -51,7 +51,7 @@ final class APNsConnectionHandler: ChannelInboundHandler {
     private var outbound: ByteBuffer
     private var connectionSendWindow = HTTP2Wire.defaultWindowSize
     private var initialStreamSendWindow = HTTP2Wire.defaultWindowSize
-    private var unreplenishedBytes = 0
+    private var receiveWindow = ConnectionReceiveWindow()
     private var flushScheduled = false
     private var unflushedRequests = 0
     private var deadlineTimer: RepeatedTask?
@@ -212,10 +212,7 @@ final class APNsConnectionHandler: ChannelInboundHandler {
 
     private func flush(context: ChannelHandlerContext) {
         self.unflushedRequests = 0
-        guard self.outbound.readableBytes > 0 else { return }
-        let bytes = self.outbound
-        self.outbound = context.channel.allocator.buffer(capacity: 16_384)
-        context.writeAndFlush(self.wrapOutboundOut(bytes), promise: nil)
+        context.writeAndFlushFrames(&self.outbound)
     }
 
     // MARK: Reading
@@ -239,7 +236,8 @@ final class APNsConnectionHandler: ChannelInboundHandler {
     private func receive(_ frame: HTTP2FrameReader.Frame, context: ChannelHandlerContext) throws(HTTP2Wire.ErrorCode) {
         switch frame {
         case .data(let streamID, let data, let flowControlledLength, let endStream):
-            self.replenishConnectionWindow(consumed: flowControlledLength)
+            // Streams end after one small body, so only the connection's window needs giving back.
+            self.receiveWindow.consume(flowControlledLength, writingUpdateTo: &self.outbound)
             self.streams[streamID]?.body.append(contentsOf: data.readableBytesView)
             if endStream { self.finish(streamID) }
         case .headers(let streamID, let block, let endStream):
@@ -407,14 +405,5 @@ final class APNsConnectionHandler: ChannelInboundHandler {
             self.flush(context: context)
             context.close(promise: nil)
         }
-    }
-
-    /// Gives received DATA bytes back to the server in batches, so error bodies never exhaust the connection window.
-    /// (Streams end after one small body, so their own windows never run out.)
-    private func replenishConnectionWindow(consumed: Int) {
-        self.unreplenishedBytes += consumed
-        guard self.unreplenishedBytes >= 16_384 else { return }
-        self.outbound.writeHTTP2WindowUpdate(streamID: 0, increment: self.unreplenishedBytes)
-        self.unreplenishedBytes = 0
     }
 }

@@ -35,9 +35,8 @@ final class SimulatorConnectionHandler: ChannelInboundHandler {
     private var outbound = ByteBuffer()
     private var pending: [UInt32: PendingRequest] = [:]
     private var blockedBodies = CircularBuffer<BlockedBody>()
-    /// Streams opened by the client and not yet answered (or reset).
-    private var openStreams = Set<UInt32>()
-    private var streamWindows: [UInt32: Int] = [:]
+    /// Streams opened by the client and not yet answered (or reset), with their send windows.
+    private var openStreams: [UInt32: Int] = [:]
     private var streamLimit = 1
     private var highestStreamID: UInt32 = 0
     private var streamsSeen = 0
@@ -45,8 +44,7 @@ final class SimulatorConnectionHandler: ChannelInboundHandler {
     private var closeScheduled = false
     private var connectionSendWindow = HTTP2Wire.defaultWindowSize
     private var initialStreamSendWindow = HTTP2Wire.defaultWindowSize
-    /// Body bytes received since the connection window was last replenished.
-    private var unreplenishedBytes = 0
+    private var receiveWindow = ConnectionReceiveWindow()
 
     init(apns: SimulatedAPNs, settings: SharedConnectionSettings) {
         self.apns = apns
@@ -116,8 +114,8 @@ final class SimulatorConnectionHandler: ChannelInboundHandler {
         case .windowUpdate(let streamID, let increment):
             if streamID == 0 {
                 self.connectionSendWindow += increment
-            } else if self.streamWindows[streamID] != nil {
-                self.streamWindows[streamID]! += increment
+            } else if self.openStreams[streamID] != nil {
+                self.openStreams[streamID]! += increment
             }
             self.writeBlockedBodies()
         case .goAway:
@@ -153,8 +151,7 @@ final class SimulatorConnectionHandler: ChannelInboundHandler {
             return
         }
         self.streamsSeen += 1
-        self.openStreams.insert(streamID)
-        self.streamWindows[streamID] = self.initialStreamSendWindow
+        self.openStreams[streamID] = self.initialStreamSendWindow
         let settings = self.settings.current
         if settings.dropEvery > 0, self.streamsSeen % settings.dropEvery == 0 {
             context.close(promise: nil)
@@ -188,7 +185,7 @@ final class SimulatorConnectionHandler: ChannelInboundHandler {
             guard value <= 0x7FFF_FFFF else { throw .flowControlError }
             let delta = Int(value) - self.initialStreamSendWindow
             self.initialStreamSendWindow = Int(value)
-            for streamID in self.streamWindows.keys { self.streamWindows[streamID]! += delta }
+            for streamID in self.openStreams.keys { self.openStreams[streamID]! += delta }
         }
         self.outbound.writeHTTP2FrameHeader(length: 0, type: .settings, flags: .ack, streamID: 0)
         self.writeBlockedBodies()
@@ -222,7 +219,7 @@ final class SimulatorConnectionHandler: ChannelInboundHandler {
 
     /// HEADERS (`:status`, `apns-id`, and `content-type` with a body), then the JSON body in DATA.
     private func write(_ response: SimulatorResponse, on streamID: UInt32, context: ChannelHandlerContext) {
-        guard self.openStreams.contains(streamID) else { return }  // reset by the client meanwhile
+        guard self.openStreams[streamID] != nil else { return }  // reset by the client meanwhile
         let body = response.body
         let frameStart = self.outbound.writerIndex
         self.outbound.writeHTTP2FrameHeader(length: 0, type: .headers, flags: body.isEmpty ? [.endHeaders, .endStream] : .endHeaders, streamID: streamID)
@@ -254,7 +251,7 @@ final class SimulatorConnectionHandler: ChannelInboundHandler {
 
     /// Writes a response body ending its stream, if both send windows have room for all of it.
     private func writeBody(_ body: [UInt8], on streamID: UInt32) -> Bool {
-        guard let window = self.streamWindows[streamID] else { return true }  // reset meanwhile
+        guard let window = self.openStreams[streamID] else { return true }  // reset meanwhile
         guard body.count <= self.connectionSendWindow, body.count <= window else { return false }
         self.connectionSendWindow -= body.count
         self.outbound.writeHTTP2FrameHeader(length: body.count, type: .data, flags: .endStream, streamID: streamID)
@@ -271,15 +268,11 @@ final class SimulatorConnectionHandler: ChannelInboundHandler {
     }
 
     private func closeStream(_ streamID: UInt32) {
-        self.openStreams.remove(streamID)
-        self.streamWindows[streamID] = nil
+        self.openStreams[streamID] = nil
     }
 
     private func flush(context: ChannelHandlerContext) {
-        guard self.outbound.readableBytes > 0 else { return }
-        let bytes = self.outbound
-        self.outbound = context.channel.allocator.buffer(capacity: 16_384)
-        context.writeAndFlush(self.wrapOutboundOut(bytes), promise: nil)
+        context.writeAndFlushFrames(&self.outbound)
     }
 
     // MARK: Connection faults and errors
@@ -327,10 +320,6 @@ final class SimulatorConnectionHandler: ChannelInboundHandler {
         if !ended, self.pending[stream] != nil {
             self.outbound.writeHTTP2WindowUpdate(streamID: stream, increment: consumed)
         }
-        self.unreplenishedBytes += consumed
-        if self.unreplenishedBytes >= 16_384 {
-            self.outbound.writeHTTP2WindowUpdate(streamID: 0, increment: self.unreplenishedBytes)
-            self.unreplenishedBytes = 0
-        }
+        self.receiveWindow.consume(consumed, writingUpdateTo: &self.outbound)
     }
 }
