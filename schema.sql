@@ -19,6 +19,9 @@ CREATE TABLE IF NOT EXISTS apps (
     apns_key_sealed      bytea NOT NULL,
     created_at           timestamptz NOT NULL DEFAULT now()
 );
+-- The app secret itself, sealed like the .p8 key: the SDK signs its requests with it (HMAC-SHA256), so the
+-- server needs it, not only its digest. Apps created before this column have none and authenticate with Basic.
+ALTER TABLE apps ADD COLUMN IF NOT EXISTS app_secret_sealed bytea;
 
 -- Named users: an app's own user ids, each linking any number of channels.
 CREATE TABLE IF NOT EXISTS named_users (
@@ -27,6 +30,7 @@ CREATE TABLE IF NOT EXISTS named_users (
     created_at    timestamptz NOT NULL DEFAULT now(),
     PRIMARY KEY (app_id, named_user_id)
 );
+ALTER TABLE named_users ADD COLUMN IF NOT EXISTS updated_at timestamptz NOT NULL DEFAULT now();
 
 -- Channels: one per app installation on a device, as the Airship SDK registers them.
 -- push_address is the device's alert token (lower-case hex), absent until the user allows alerts.

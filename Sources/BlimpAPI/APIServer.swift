@@ -1,16 +1,60 @@
+import BlimpCore
+import BlimpStore
+import Foundation
 import Hummingbird
 import Logging
 import PostgresNIO
+
+/// What the API needs besides its database.
+public struct APIConfiguration: Sendable {
+    /// The deployment's key: it opens app secrets and signs the tokens Blimp issues.
+    public var serverKey: ServerKey
+    /// Where devices and clients reach the API (`BLIMP_PUBLIC_URL`); `nil` uses each request's `Host`.
+    public var publicURL: String?
+    /// The clock; tests inject their own.
+    public var now: @Sendable () -> Date
+
+    public init(serverKey: ServerKey, publicURL: String? = nil, now: @escaping @Sendable () -> Date = Date.init) {
+        self.serverKey = serverKey
+        self.publicURL = publicURL
+        self.now = now
+    }
+}
 
 /// Builds the HTTP API: the router with every route, and the Hummingbird application that serves it.
 ///
 /// The application is a `Service`; the caller runs it in a `ServiceGroup` after the `PostgresClient` it uses.
 public enum APIServer {
-    /// The router with every route.
-    public static func buildRouter(database: PostgresClient) -> Router<BasicRequestContext> {
+    /// The router with every route: health, the device API the Airship SDK calls, and the server API.
+    public static func buildRouter(
+        database: PostgresClient,
+        configuration: APIConfiguration,
+        logger: Logger
+    ) -> Router<BasicRequestContext> {
+        let channels = ChannelStore(client: database, logger: logger, now: configuration.now)
+        let namedUsers = NamedUserStore(channels: channels)
+        let tokenKey = IssuedTokenKey(serverKey: configuration.serverKey)
+        let auth = Authenticator(
+            apps: AppDirectory(store: AppStore(client: database, logger: logger), serverKey: configuration.serverKey),
+            tokenKey: tokenKey,
+            now: configuration.now
+        )
+        let publicURL = PublicURL(configuration.publicURL)
+
         let router = Router()
         router.middlewares.add(LogRequestsMiddleware(.debug))
+        router.middlewares.add(AirshipErrorMiddleware())
         HealthController(database: database).addRoutes(to: router)
+        AnalyticsController().addRoutes(to: router)
+        let api = router.group("api").add(middleware: AirshipVersionMiddleware())
+        // Device API (the Airship iOS SDK).
+        RemoteDataController(auth: auth, publicURL: publicURL).addRoutes(to: api)
+        ChannelRegistrationController(auth: auth, channels: channels).addRoutes(to: api)
+        DeviceAuthController(auth: auth, tokenKey: tokenKey).addRoutes(to: api)
+        ContactController(auth: auth, namedUsers: namedUsers, tokenKey: tokenKey).addRoutes(to: api)
+        // Server API (the master secret).
+        ChannelController(auth: auth, channels: channels, publicURL: publicURL).addRoutes(to: api)
+        NamedUserController(auth: auth, namedUsers: namedUsers, publicURL: publicURL).addRoutes(to: api)
         return router
     }
 
@@ -19,10 +63,11 @@ public enum APIServer {
         host: String,
         port: Int,
         database: PostgresClient,
+        configuration: APIConfiguration,
         logger: Logger
     ) -> Application<RouterResponder<BasicRequestContext>> {
         Application(
-            router: Self.buildRouter(database: database),
+            router: Self.buildRouter(database: database, configuration: configuration, logger: logger),
             configuration: .init(address: .hostname(host, port: port), serverName: "blimp"),
             logger: logger
         )

@@ -1,3 +1,4 @@
+import BlimpCore
 import BlimpStore
 import Foundation
 import BlimpTestSupport
@@ -11,7 +12,7 @@ import Testing
 @Suite struct HealthTests {
     @Test func healthAnswersWithoutADatabase() async throws {
         let database = PostgresClient(configuration: try DatabaseURL("postgres://blimp@127.0.0.1:1/none").clientConfiguration())
-        let app = Application(router: APIServer.buildRouter(database: database))
+        let app = Application(router: APIServer.buildRouter(database: database, configuration: APIConfiguration(serverKey: ServerKey.generate().key), logger: TestDatabase.logger))
         try await app.test(.router) { client in
             try await client.execute(uri: "/health", method: .get) { response in
                 #expect(response.status == .ok)
@@ -22,7 +23,7 @@ import Testing
 
     @Test func readyIs503WhenTheDatabaseIsDown() async throws {
         let database = PostgresClient(configuration: try DatabaseURL("postgres://blimp@127.0.0.1:1/none").clientConfiguration())
-        let app = Application(router: APIServer.buildRouter(database: database), services: [database])
+        let app = Application(router: APIServer.buildRouter(database: database, configuration: APIConfiguration(serverKey: ServerKey.generate().key), logger: TestDatabase.logger), services: [database])
         try await app.test(.router) { client in
             try await client.execute(uri: "/ready", method: .get) { response in
                 #expect(response.status == .serviceUnavailable)
@@ -33,7 +34,7 @@ import Testing
 
     @Test(.enabled(if: TestDatabase.isEnabled)) func readyIs200WithTheDatabase() async throws {
         try await TestDatabase.withFreshDatabase { _, database in
-            let app = Application(router: APIServer.buildRouter(database: database))
+            let app = Application(router: APIServer.buildRouter(database: database, configuration: APIConfiguration(serverKey: ServerKey.generate().key), logger: TestDatabase.logger))
             try await app.test(.router) { client in
                 try await client.execute(uri: "/ready", method: .get) { response in
                     #expect(response.status == .ok)

@@ -65,7 +65,9 @@ import Testing
                 let key = try await store.signingKey(of: app, serverKey: try ServerKey(base64: self.serverKey))
                 let signature = try key.privateKey.signature(for: Data("jwt".utf8))
                 #expect(privateKey.publicKey.isValidSignature(signature, for: Data("jwt".utf8)))
-                #expect(try await store.authenticate(appKey: app.appKey, secret: object["master_secret"]!)?.1 == .master)
+                let stored = try await store.credentials(appKey: app.appKey, serverKey: try ServerKey(base64: self.serverKey))
+                #expect(stored?.role(of: object["master_secret"]!) == .master)
+                #expect(stored?.appSecret == object["app_secret"])
             }
         }
     }

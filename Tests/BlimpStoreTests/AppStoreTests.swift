@@ -66,12 +66,13 @@ import Testing
             let credentials = AppCredentials.issue()
             let app = try await store.create(try self.newApp(), credentials: credentials, serverKey: self.serverKey)
 
-            let master = try await store.authenticate(appKey: app.appKey, secret: credentials.masterSecret)
-            #expect(master?.0 == app)
-            #expect(master?.1 == .master)
-            #expect(try await store.authenticate(appKey: app.appKey, secret: credentials.appSecret)?.1 == .device)
-            #expect(try await store.authenticate(appKey: app.appKey, secret: "wrong") == nil)
-            #expect(try await store.authenticate(appKey: "unknown", secret: credentials.masterSecret) == nil)
+            let stored = try #require(try await store.credentials(appKey: app.appKey, serverKey: self.serverKey))
+            #expect(stored.app == app)
+            #expect(stored.appSecret == credentials.appSecret)
+            #expect(stored.role(of: credentials.masterSecret) == .master)
+            #expect(stored.role(of: credentials.appSecret) == .device)
+            #expect(stored.role(of: "wrong") == nil)
+            #expect(try await store.credentials(appKey: "unknown", serverKey: self.serverKey) == nil)
         }
     }
 

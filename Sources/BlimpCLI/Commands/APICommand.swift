@@ -1,5 +1,6 @@
 import ArgumentParser
 import BlimpAPI
+import BlimpCore
 import BlimpStore
 import Hummingbird
 import Logging
@@ -16,20 +17,36 @@ struct APICommand: AsyncParsableCommand {
 
     func run() async throws {
         let logger = self.logging.makeLogger(label: "blimp.api")
-        let (database, api) = self.listen.buildAPI(database: try self.database.resolve(), logger: logger)
-        try await runServices([database, api], logger: logger)
+        let serverKey = try ServerKeySetting.resolve()
+        let services = self.listen.buildAPI(database: try self.database.resolve(), serverKey: serverKey, logger: logger)
+        try await runServices(services.all, logger: logger)
     }
+}
+
+/// The API process's services: the database client, which must run first, the API, and the janitor that deletes
+/// expired Live Activities.
+struct APIServices {
+    let database: PostgresClient
+    var api: Application<RouterResponder<BasicRequestContext>>
+    let janitor: ActivityJanitor
+
+    var all: [any Service] { [self.database, self.api, self.janitor] }
 }
 
 extension ListenOptions {
     /// The API server on these options' address, with the database client it needs running before it.
-    func buildAPI(
-        database url: DatabaseURL,
-        logger: Logger
-    ) -> (PostgresClient, Application<RouterResponder<BasicRequestContext>>) {
+    func buildAPI(database url: DatabaseURL, serverKey: ServerKey, logger: Logger) -> APIServices {
         let database = PostgresClient(configuration: url.clientConfiguration(), backgroundLogger: logger)
-        let api = APIServer.buildApplication(host: self.host, port: self.port, database: database, logger: logger)
-        return (database, api)
+        let configuration = APIConfiguration(serverKey: serverKey, publicURL: self.publicURL)
+        let api = APIServer.buildApplication(
+            host: self.host,
+            port: self.port,
+            database: database,
+            configuration: configuration,
+            logger: logger
+        )
+        let janitor = ActivityJanitor(channels: ChannelStore(client: database, logger: logger))
+        return APIServices(database: database, api: api, janitor: janitor)
     }
 }
 

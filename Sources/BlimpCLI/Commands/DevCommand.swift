@@ -32,10 +32,10 @@ struct DevCommand: AsyncParsableCommand {
         let url = try self.database.resolve()
         try await url.checkReachable(logger: logger)
 
-        let (database, server) = self.listen.buildAPI(database: url, logger: logger)
-        var api = server
+        var services = self.listen.buildAPI(database: url, serverKey: serverKey, logger: logger)
+        let database = services.database
         // Runs once the database client is up, before the API listens.
-        api.beforeServerStarts {
+        services.api.beforeServerStarts {
             try await Schema.apply(to: database, logger: logger)
             let demo = try await DemoApp.ensure(
                 in: state,
@@ -44,7 +44,7 @@ struct DevCommand: AsyncParsableCommand {
             )
             FileHandle.standardOutput.write(Data(self.banner(demo: demo, apns: apns, simulator: simulator).utf8))
         }
-        try await runServices([database, api] + (simulator?.services ?? []), logger: logger)
+        try await runServices(services.all + (simulator?.services ?? []), logger: logger)
     }
 
     /// The simulator on the loopback address, with its CA in the state folder, trusting the demo app's key.

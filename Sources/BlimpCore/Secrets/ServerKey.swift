@@ -3,8 +3,8 @@ import Foundation
 
 /// The deployment's key for secrets at rest (`BLIMP_SECRET_KEY`): 32 random bytes, written in base64.
 ///
-/// It seals each app's APNs `.p8` key with AES-256-GCM. The app key is bound in as authenticated data, so a sealed
-/// key copied onto another app's row does not open.
+/// It seals each app's APNs `.p8` key and app secret with AES-256-GCM. The app key is bound in as authenticated data,
+/// so a sealed value copied onto another app's row does not open. Keys derived from it sign the tokens Blimp issues.
 public struct ServerKey: Sendable {
     private let key: SymmetricKey
 
@@ -31,6 +31,11 @@ public struct ServerKey: Sendable {
         try! AES.GCM.seal(plaintext, using: self.key, authenticating: Data(context.utf8)).combined!
     }
 
+    /// A key for `purpose` derived with HKDF-SHA256, so that no two uses share key material.
+    public func derivedKey(purpose: String) -> SymmetricKey {
+        HKDF<SHA256>.deriveKey(inputKeyMaterial: self.key, info: Data(purpose.utf8), outputByteCount: 32)
+    }
+
     /// Decrypts what ``seal(_:boundTo:)`` produced with the same key and context.
     public func open(_ sealed: Data, boundTo context: String) throws(ServerKeyError) -> Data {
         do {
@@ -51,7 +56,7 @@ public enum ServerKeyError: Error, Equatable, CustomStringConvertible {
         case .malformed:
             "BLIMP_SECRET_KEY must be 32 bytes in base64 (make one with: openssl rand -base64 32)"
         case .cannotOpen:
-            "a stored APNs key does not open with this BLIMP_SECRET_KEY (was the key changed?)"
+            "a stored secret does not open with this BLIMP_SECRET_KEY (was the key changed?)"
         }
     }
 }

@@ -13,22 +13,24 @@ public struct AppStore: Sendable {
         self.logger = logger
     }
 
-    /// Stores a new app with freshly issued credentials. Secrets are stored as digests, and the `.p8` key is sealed
-    /// under `serverKey`, bound to the app key.
+    /// Stores a new app with freshly issued credentials. Secrets are stored as digests; the `.p8` key and the app
+    /// secret (which the SDK signs requests with) are also sealed under `serverKey`, bound to the app key.
     public func create(
         _ app: NewApp,
         credentials: AppCredentials,
         serverKey: ServerKey
     ) async throws(AppStoreError) -> App {
         let sealedKey = serverKey.seal(Data(app.signingKey.pemRepresentation.utf8), boundTo: credentials.appKey)
+        let sealedSecret = serverKey.seal(Data(credentials.appSecret.utf8), boundTo: credentials.appKey)
         let apps = try await self.fetch(
             """
             INSERT INTO apps (app_key, name, bundle_id, app_secret_sha256, master_secret_sha256,
-                              apns_key_id, apns_team_id, apns_environment, apns_key_sealed)
+                              apns_key_id, apns_team_id, apns_environment, apns_key_sealed, app_secret_sealed)
             VALUES (\(credentials.appKey), \(app.name), \(app.bundleID),
                     \(ByteBuffer(bytes: SecretDigest(of: credentials.appSecret).bytes)),
                     \(ByteBuffer(bytes: SecretDigest(of: credentials.masterSecret).bytes)),
-                    \(app.signingKey.keyID), \(app.signingKey.teamID), \(app.environment.rawValue), \(ByteBuffer(bytes: sealedKey)))
+                    \(app.signingKey.keyID), \(app.signingKey.teamID), \(app.environment.rawValue), \(ByteBuffer(bytes: sealedKey)),
+                    \(ByteBuffer(bytes: sealedSecret)))
             RETURNING \(unescaped: Self.columns)
             """
         )
@@ -46,33 +48,39 @@ public struct AppStore: Sendable {
         try await self.fetch("SELECT \(unescaped: Self.columns) FROM apps WHERE app_key = \(appKey)").first
     }
 
-    /// Which secret authenticated a request, and so what it may do.
-    public enum Role: Sendable, Equatable {
-        /// The app secret: device-level APIs only.
-        case device
-        /// The master secret: the server APIs.
-        case master
-    }
-
-    /// The app and the role that `secret` grants for `appKey`, or `nil` when they do not match. Digests are
-    /// compared in constant time.
-    public func authenticate(appKey: String, secret: String) async throws(AppStoreError) -> (App, Role)? {
-        try await self.mapErrors {
+    /// What authenticates requests for `appKey`: the app, its secrets' digests and the app secret itself (unsealed
+    /// with `serverKey`), or `nil` when there is no such app.
+    public func credentials(appKey: String, serverKey: ServerKey) async throws(AppStoreError) -> StoredCredentials? {
+        let row = try await self.mapErrors { () async throws -> (Row, Data, Data, Data?)? in
             let rows = try await self.client.query(
                 """
-                SELECT \(unescaped: Self.columns), app_secret_sha256, master_secret_sha256
+                SELECT \(unescaped: Self.columns), app_secret_sha256, master_secret_sha256, app_secret_sealed
                 FROM apps WHERE app_key = \(appKey)
                 """,
                 logger: self.logger
             )
-            let decoded = rows.decode((Int64, String, String, String, String, String, String, Date, Data, Data).self)
-            for try await (id, key, name, bundleID, keyID, teamID, environment, createdAt, appDigest, masterDigest) in decoded {
-                let app = try Self.app(from: (id, key, name, bundleID, keyID, teamID, environment, createdAt))
-                if SecretDigest(bytes: Array(masterDigest)).matches(secret) { return (app, .master) }
-                if SecretDigest(bytes: Array(appDigest)).matches(secret) { return (app, .device) }
+            let decoded = rows.decode((Int64, String, String, String, String, String, String, Date, Data, Data, Data?).self)
+            for try await (id, key, name, bundleID, keyID, teamID, environment, createdAt, appDigest, masterDigest, sealed) in decoded {
+                return ((id, key, name, bundleID, keyID, teamID, environment, createdAt), appDigest, masterDigest, sealed)
             }
             return nil
         }
+        guard let (appRow, appDigest, masterDigest, sealed) = row else { return nil }
+        let app = try await self.mapErrors { try Self.app(from: appRow) }
+        var appSecret: String?
+        if let sealed {
+            do {
+                appSecret = String(decoding: try serverKey.open(sealed, boundTo: app.appKey), as: UTF8.self)
+            } catch {
+                throw .unreadableKey(app.name, reason: "\(error)")
+            }
+        }
+        return StoredCredentials(
+            app: app,
+            appSecretDigest: SecretDigest(bytes: Array(appDigest)),
+            masterSecretDigest: SecretDigest(bytes: Array(masterDigest)),
+            appSecret: appSecret
+        )
     }
 
     /// The app's APNs signing key, unsealed with `serverKey`.

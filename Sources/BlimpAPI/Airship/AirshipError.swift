@@ -1,0 +1,73 @@
+import BlimpCore
+import BlimpStore
+import Foundation
+import Hummingbird
+
+/// An error answered in Airship's shape (reference: airship-api.md §1.6):
+/// `{"ok": false, "error": "…", "error_code": 40000, "details": {"error": "…", "path": "…"}}`.
+///
+/// `error_code` is the HTTP status followed by two digits, as Airship's are.
+struct AirshipError: HTTPResponseError {
+    let status: HTTPResponse.Status
+    let error: String
+    let errorCode: Int
+    let details: Details?
+
+    struct Details: Encodable {
+        var error: String
+        var path: String?
+    }
+
+    init(_ status: HTTPResponse.Status, _ error: String, code: Int? = nil, details: Details? = nil) {
+        self.status = status
+        self.error = error
+        self.errorCode = code ?? status.code * 100
+        self.details = details
+    }
+
+    /// 400 for a field that breaks a rule, naming its path.
+    static func invalid(_ field: InvalidField) -> AirshipError {
+        AirshipError(
+            .badRequest,
+            "Could not parse request body.",
+            details: Details(error: field.message, path: field.path.isEmpty ? nil : field.path)
+        )
+    }
+
+    /// 404 `40401`: what was asked for is not in the caller's app (nor, as far as the caller can tell, anywhere).
+    static func notFound(_ what: String) -> AirshipError {
+        AirshipError(.notFound, "\(what) not found", code: 40401)
+    }
+
+    /// Runs `body`, answering `missing` when what it needs is not in the caller's app.
+    static func whenMissing<T>(_ missing: AirshipError, _ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch RegistryError.notFound {
+            throw missing
+        }
+    }
+
+    static func unauthorized(_ reason: String) -> AirshipError {
+        AirshipError(.unauthorized, "Unauthorized", details: Details(error: reason))
+    }
+
+    func response(from request: Request, context: some RequestContext) throws -> Response {
+        try AirshipJSON.response(
+            status: self.status,
+            Body(ok: false, error: self.error, errorCode: self.errorCode, details: self.details)
+        )
+    }
+
+    private struct Body: Encodable {
+        var ok: Bool
+        var error: String
+        var errorCode: Int
+        var details: Details?
+
+        enum CodingKeys: String, CodingKey {
+            case ok, error, details
+            case errorCode = "error_code"
+        }
+    }
+}

@@ -1,0 +1,108 @@
+import BlimpCore
+import BlimpStore
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+/// Reads a request's credentials in every form Airship's clients send (reference: airship-ios-sdk.md §2,
+/// airship-api.md §1.1):
+/// - `Basic app_key:master_secret` or `Basic app_key:app_secret`;
+/// - the SDK's signed bearer tokens: `X-UA-Appkey`, `X-UA-Nonce`, `X-UA-Timestamp` (and `X-UA-Channel-ID` for a
+///   channel), signed with the app secret; SDKs before 17 sign `appKey:channelID` alone;
+/// - a channel token Blimp issued from `GET /api/auth/device`, with `X-UA-Appkey`.
+///
+/// Every failure is the same 401, which tells nothing about which part was wrong.
+struct Authenticator: Sendable {
+    let apps: AppDirectory
+    let tokenKey: IssuedTokenKey
+    let now: @Sendable () -> Date
+
+    /// How far a signed request's `X-UA-Timestamp` may be from the server's clock. Wide, because phones' clocks are
+    /// wrong; it bounds how long a captured request can be replayed.
+    static let signatureWindow: TimeInterval = 24 * 3600
+
+    /// The caller, whatever its credentials.
+    func caller(of request: Request) async throws -> Caller {
+        guard let authorization = request.headers[.authorization] else {
+            throw AirshipError.unauthorized("credentials are required")
+        }
+        if authorization.hasPrefix("Basic ") { return try await self.basic(String(authorization.dropFirst(6))) }
+        if authorization.hasPrefix("Bearer ") { return try await self.bearer(String(authorization.dropFirst(7)), request.headers) }
+        throw AirshipError.unauthorized("use Basic or Bearer authentication")
+    }
+
+    /// The caller, who must hold the master secret.
+    func master(_ request: Request) async throws -> Caller {
+        let caller = try await self.caller(of: request)
+        guard caller.access == .master else { throw AirshipError.unauthorized("this API needs the master secret") }
+        return caller
+    }
+
+    /// The caller, who must act for the whole app (app or master secret, or an app-signed token).
+    func app(_ request: Request) async throws -> Caller {
+        let caller = try await self.caller(of: request)
+        if case .channel = caller.access { throw AirshipError.unauthorized("a channel's token cannot act for the app") }
+        return caller
+    }
+
+    /// The caller, who must be allowed to act for `channelID`.
+    func channel(_ request: Request, _ channelID: UUID) async throws -> Caller {
+        let caller = try await self.caller(of: request)
+        guard caller.mayActFor(channel: channelID) else {
+            throw AirshipError.unauthorized("the token is for another channel")
+        }
+        return caller
+    }
+
+    private func basic(_ encoded: String) async throws -> Caller {
+        guard let decoded = Data(base64Encoded: encoded).map({ String(decoding: $0, as: UTF8.self) }),
+            let colon = decoded.firstIndex(of: ":"),
+            let credentials = try await self.apps.credentials(appKey: String(decoded[..<colon])),
+            let role = credentials.role(of: String(decoded[decoded.index(after: colon)...]))
+        else {
+            throw AirshipError.unauthorized("the app key and secret do not match")
+        }
+        return Caller(credentials: credentials, access: role == .master ? .master : .app)
+    }
+
+    private func bearer(_ token: String, _ headers: HTTPFields) async throws -> Caller {
+        let appKey = headers[Self.appKey] ?? headers[Self.appKeyDefault]
+        guard let appKey, let credentials = try await self.apps.credentials(appKey: appKey) else {
+            throw AirshipError.unauthorized("X-UA-Appkey names no app")
+        }
+        // The SDK signs the channel id as it sends it.
+        let channelText = headers[Self.channelID]
+        let channelID = channelText.flatMap { UUID(uuidString: $0) }
+        guard channelText == nil || channelID != nil else { throw AirshipError.unauthorized("X-UA-Channel-ID is not a channel id") }
+        if let nonce = headers[Self.nonce], let timestamp = headers[Self.timestamp] {
+            guard let appSecret = credentials.appSecret,
+                let signedAt = AirshipDate.parse(timestamp),
+                abs(signedAt.timeIntervalSince(self.now())) <= Self.signatureWindow
+            else {
+                throw AirshipError.unauthorized("the signed token cannot be checked or is too old")
+            }
+            let parts = [appKey] + (channelText.map { [$0] } ?? []) + [nonce, timestamp]
+            guard SDKSignature.isValid(token, parts: parts, appSecret: appSecret) else {
+                throw AirshipError.unauthorized("the signed token does not match")
+            }
+            return Caller(credentials: credentials, access: channelID.map { Caller.Access.channel($0) } ?? .app)
+        }
+        if let channelText, let channelID, let appSecret = credentials.appSecret,
+            SDKSignature.isValid(token, parts: [appKey, channelText], appSecret: appSecret)
+        {
+            return Caller(credentials: credentials, access: .channel(channelID))
+        }
+        guard let issued = IssuedToken.verify(token, kind: .channel, appKey: appKey, key: self.tokenKey, now: self.now()),
+            let issuedChannel = UUID(uuidString: issued.subject)
+        else {
+            throw AirshipError.unauthorized("the token is not valid")
+        }
+        return Caller(credentials: credentials, access: .channel(issuedChannel))
+    }
+
+    static let appKey = HTTPField.Name("X-UA-Appkey")!
+    static let appKeyDefault = HTTPField.Name("X-UA-App-Key")!
+    static let channelID = HTTPField.Name("X-UA-Channel-ID")!
+    static let nonce = HTTPField.Name("X-UA-Nonce")!
+    static let timestamp = HTTPField.Name("X-UA-Timestamp")!
+}

@@ -1,0 +1,28 @@
+import BlimpCore
+import BlimpStore
+import Foundation
+
+/// Who made a request: an app, and what its credentials allow.
+struct Caller: Sendable {
+    let credentials: StoredCredentials
+    let access: Access
+
+    var app: App { self.credentials.app }
+
+    enum Access: Sendable, Equatable {
+        /// The master secret: every API of the app.
+        case master
+        /// The app secret, or the SDK's app-signed token: the device API for any of the app's channels.
+        case app
+        /// A channel-signed token or a channel token Blimp issued: the device API for this channel only.
+        case channel(UUID)
+    }
+
+    /// Whether the caller may act for `channelID` on the device API.
+    func mayActFor(channel channelID: UUID) -> Bool {
+        switch self.access {
+        case .master, .app: true
+        case .channel(let own): own == channelID
+        }
+    }
+}

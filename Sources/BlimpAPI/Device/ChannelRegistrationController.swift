@@ -1,0 +1,86 @@
+import BlimpCore
+import BlimpStore
+import Foundation
+import Hummingbird
+
+/// The device API the Airship iOS SDK registers with (reference: airship-ios-sdk.md §4.2–4.6):
+/// `POST /api/channels` creates a channel (or finds the one its push address has), `PUT /api/channels/{id}` merges
+/// an update, and `PUT /api/channels/sdk/batch/{id}?platform=ios` applies tags, attributes and Live Activity tokens.
+struct ChannelRegistrationController: Sendable {
+    let auth: Authenticator
+    let channels: ChannelStore
+
+    func addRoutes(to router: RouterGroup<some RequestContext>) {
+        router.post("channels") { request, context in try await self.create(request, context) }
+        router.put("channels/:channel") { request, context in try await self.update(request, context) }
+        router.put("channels/sdk/batch/:channel") { request, context in try await self.batch(request, context) }
+    }
+
+    /// 201 with the new channel's id, or 200 with the id of the channel that already has this push address.
+    func create(_ request: Request, _ context: some RequestContext) async throws -> Response {
+        let caller = try await self.auth.app(request)
+        let body = try await AirshipJSON.decode(Registration.self, from: request, context: context)
+        guard body.channel.deviceType != nil else {
+            throw AirshipError.invalid(InvalidField("channel.device_type", "device_type is required"))
+        }
+        let registration = try Self.check(body.channel)
+        let (channelID, created) = try await self.channels.register(registration, appID: caller.app.id)
+        context.logger.debug("channel registered", metadata: ["channel": "\(channelID)", "created": "\(created)"])
+        let id = channelID.uuidString.lowercased()
+        return try AirshipJSON.response(
+            status: created ? .created : .ok,
+            headers: [.location: "/api/channels/\(id)"],
+            ["ok": .bool(true), "channel_id": JSONValue.string(id)]
+        )
+    }
+
+    /// Merges an update. An unknown channel is 409, which makes the SDK register anew.
+    func update(_ request: Request, _ context: some RequestContext) async throws -> Response {
+        let channelID = try ChannelID.parameter(context)
+        let caller = try await self.auth.channel(request, channelID)
+        let body = try await AirshipJSON.decode(Registration.self, from: request, context: context)
+        let registration = try Self.check(body.channel)
+        try await AirshipError.whenMissing(AirshipError(.conflict, "The channel is not registered; register it again")) {
+            try await self.channels.update(registration, channelID: channelID, appID: caller.app.id)
+        }
+        let id = channelID.uuidString.lowercased()
+        return try AirshipJSON.response(["ok": .bool(true), "channel_id": JSONValue.string(id)])
+    }
+
+    func batch(_ request: Request, _ context: some RequestContext) async throws -> Response {
+        let channelID = try ChannelID.parameter(context)
+        let platform = request.uri.queryParameters["platform"]
+        guard platform == nil || platform == "ios" else {
+            throw AirshipError.invalid(InvalidField("platform", "Blimp serves iOS channels only (platform=ios)"))
+        }
+        let caller = try await self.auth.channel(request, channelID)
+        let batch = try await AirshipJSON.decode(ChannelBatch.self, from: request, context: context).checked()
+        try await AirshipError.whenMissing(.notFound("Channel")) {
+            try await self.channels.apply(batch, channelID: channelID, appID: caller.app.id)
+        }
+        return try AirshipJSON.ok()
+    }
+
+    /// `{"channel": {…}, "identity_hints": {…}}`; the hints are not used.
+    struct Registration: Decodable {
+        var channel: ChannelRegistration
+    }
+
+    private static func check(_ channel: ChannelRegistration) throws -> CheckedChannelRegistration {
+        do {
+            return try channel.checked()
+        } catch {
+            throw AirshipError.invalid(error.within("channel"))
+        }
+    }
+}
+
+/// A channel id in a path or body: a UUID, else 404 (a malformed id names no channel).
+enum ChannelID {
+    static func parameter(_ context: some RequestContext) throws -> UUID {
+        guard let text = context.parameters.get("channel"), let id = UUID(uuidString: text) else {
+            throw AirshipError.notFound("Channel")
+        }
+        return id
+    }
+}

@@ -1,0 +1,42 @@
+import BlimpCore
+import Foundation
+import Hummingbird
+
+/// `GET /api/auth/device`: the SDK trades a channel-signed request for a channel token, which it then sends on channel
+/// updates, batches and analytics (reference: airship-ios-sdk.md §4.4). `expires_in` is in milliseconds.
+///
+/// A token is issued for any channel id the app signs, registered or not: an update with it to an unknown channel
+/// then answers 409, and the SDK registers anew instead of retrying forever.
+struct DeviceAuthController: Sendable {
+    let auth: Authenticator
+    let tokenKey: IssuedTokenKey
+
+    func addRoutes(to router: RouterGroup<some RequestContext>) {
+        router.get("auth/device") { request, _ in try await self.issue(request) }
+    }
+
+    func issue(_ request: Request) async throws -> Response {
+        guard let channelText = request.headers[Authenticator.channelID], let channelID = UUID(uuidString: channelText) else {
+            throw AirshipError.unauthorized("X-UA-Channel-ID is required")
+        }
+        let caller = try await self.auth.channel(request, channelID)
+        let expiresAt = Int64(self.auth.now().timeIntervalSince1970 + IssuedToken.lifetime)
+        let token = IssuedToken(
+            kind: .channel,
+            appKey: caller.app.appKey,
+            subject: channelID.uuidString.lowercased(),
+            expiresAt: expiresAt
+        )
+        return try AirshipJSON.response(TokenResponse(token: token.text(signedWith: self.tokenKey)))
+    }
+
+    struct TokenResponse: Encodable {
+        var token: String
+        var expiresIn = Int(IssuedToken.lifetime * 1000)
+
+        enum CodingKeys: String, CodingKey {
+            case token
+            case expiresIn = "expires_in"
+        }
+    }
+}

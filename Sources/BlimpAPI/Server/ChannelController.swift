@@ -1,0 +1,182 @@
+import BlimpCore
+import BlimpStore
+import Foundation
+import Hummingbird
+
+/// The server API on channels (master secret; reference: airship-api.md §2.1–2.4): lookup, listing, tags and
+/// uninstall. Another app's channel is never found.
+struct ChannelController: Sendable {
+    let auth: Authenticator
+    let channels: ChannelStore
+    let publicURL: PublicURL
+
+    /// The longest page, and the most channels one tag or uninstall request names.
+    static let maximumPage = 1000
+
+    func addRoutes(to router: RouterGroup<some RequestContext>) {
+        router.get("channels/:channel") { request, context in try await self.lookup(request, context) }
+        router.get("channels") { request, _ in try await self.list(request) }
+        router.post("channels/tags") { request, context in try await self.tags(request, context) }
+        router.post("channels/uninstall") { request, context in try await self.uninstall(request, context) }
+    }
+
+    func lookup(_ request: Request, _ context: some RequestContext) async throws -> Response {
+        let caller = try await self.auth.master(request)
+        let channelID = try ChannelID.parameter(context)
+        guard let channel = try await self.channels.lookup(channelID: channelID, appID: caller.app.id) else {
+            throw AirshipError.notFound("Channel")
+        }
+        return try AirshipJSON.response(ChannelAnswer(channel: channel))
+    }
+
+    /// A page of channels in id order. `next_page` (and a `Link` header) is the absolute URL of the next page,
+    /// carrying its own query, because the Python library fetches it as given.
+    func list(_ request: Request) async throws -> Response {
+        let caller = try await self.auth.master(request)
+        let query = request.uri.queryParameters
+        let limit = try Paging.limit(query["limit"].map(String.init), maximum: Self.maximumPage)
+        var start: UUID?
+        if let text = query["start"] {
+            guard let id = UUID(uuidString: String(text)) else {
+                throw AirshipError.invalid(InvalidField("start", "start is a channel id"))
+            }
+            start = id
+        }
+        let page = try await self.channels.list(appID: caller.app.id, start: start, limit: limit + 1)
+        let next = page.count > limit ? page[limit].channelID.uuidString.lowercased() : nil
+        let nextPage = next.map { "\(self.publicURL.base(for: request))/api/channels?limit=\(limit)&start=\($0)" }
+        return try AirshipJSON.response(
+            headers: nextPage.map { [AirshipJSON.link: "<\($0)>; rel=\"next\""] } ?? [:],
+            ChannelPage(channels: Array(page.prefix(limit)), nextPage: nextPage)
+        )
+    }
+
+    /// `{"audience": {"ios_channel": …}, "add" | "remove" | "set": {group: [tags]}}`. Channels the app does not have
+    /// are skipped.
+    func tags(_ request: Request, _ context: some RequestContext) async throws -> Response {
+        let caller = try await self.auth.master(request)
+        let body = try await AirshipJSON.decode(TagRequest.self, from: request, context: context)
+        do {
+            try body.operations.validate(exclusiveSet: true)
+        } catch {
+            throw AirshipError.invalid(error)
+        }
+        let ids = try body.audience.channelIDs()
+        _ = try await self.channels.changeTags(body.operations, channelIDs: ids, appID: caller.app.id)
+        return try AirshipJSON.ok()
+    }
+
+    /// `["id", …]` or `[{"channel_id": "id", "device_type": "ios"}, …]`, 1 to 1000.
+    func uninstall(_ request: Request, _ context: some RequestContext) async throws -> Response {
+        let caller = try await self.auth.master(request)
+        let entries = try await AirshipJSON.decode([UninstallEntry].self, from: request, context: context)
+        guard (1...Self.maximumPage).contains(entries.count) else {
+            throw AirshipError.invalid(InvalidField("", "name 1 to \(Self.maximumPage) channels"))
+        }
+        var ids: [UUID] = []
+        for (index, entry) in entries.enumerated() {
+            guard let id = UUID(uuidString: entry.channelID) else {
+                throw AirshipError.invalid(InvalidField("[\(index)]", "not a channel id"))
+            }
+            ids.append(id)
+        }
+        try await self.channels.uninstall(channelIDs: ids, appID: caller.app.id)
+        return try AirshipJSON.ok()
+    }
+
+    struct ChannelAnswer: Encodable {
+        var ok = true
+        var channel: ChannelRecord
+    }
+
+    struct ChannelPage: Encodable {
+        var ok = true
+        var channels: [ChannelRecord]
+        var nextPage: String?
+
+        enum CodingKeys: String, CodingKey {
+            case ok, channels
+            case nextPage = "next_page"
+        }
+    }
+
+    struct TagRequest: Decodable {
+        var audience: ChannelAudience
+        var operations: TagOperations
+
+        enum CodingKeys: String, CodingKey {
+            case audience
+        }
+
+        init(from decoder: any Decoder) throws {
+            self.audience = try decoder.container(keyedBy: CodingKeys.self).decode(ChannelAudience.self, forKey: .audience)
+            self.operations = try TagOperations(from: decoder)
+        }
+    }
+
+    /// `{"ios_channel": id | [id]}` or `{"channel": …}`.
+    struct ChannelAudience: Decodable {
+        var iosChannel: OneOrMany<String>?
+        var channel: OneOrMany<String>?
+        var otherPlatforms: Bool
+
+        enum CodingKeys: String, CodingKey {
+            case channel
+            case iosChannel = "ios_channel"
+            case androidChannel = "android_channel"
+            case amazonChannel = "amazon_channel"
+        }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            self.iosChannel = try container.decodeIfPresent(OneOrMany<String>.self, forKey: .iosChannel)
+            self.channel = try container.decodeIfPresent(OneOrMany<String>.self, forKey: .channel)
+            self.otherPlatforms = container.contains(.androidChannel) || container.contains(.amazonChannel)
+        }
+
+        func channelIDs() throws -> [UUID] {
+            guard !self.otherPlatforms else {
+                throw AirshipError.invalid(InvalidField("audience", "Blimp serves iOS channels only"))
+            }
+            let texts = (self.iosChannel?.values ?? []) + (self.channel?.values ?? [])
+            guard (1...ChannelController.maximumPage).contains(texts.count) else {
+                throw AirshipError.invalid(
+                    InvalidField("audience", "name 1 to \(ChannelController.maximumPage) channels with ios_channel or channel"))
+            }
+            return try texts.map { text in
+                guard let id = UUID(uuidString: text) else {
+                    throw AirshipError.invalid(InvalidField("audience", "\"\(text)\" is not a channel id"))
+                }
+                return id
+            }
+        }
+    }
+
+    /// A channel id, or `{"channel_id": …, "device_type": …}`.
+    struct UninstallEntry: Decodable {
+        var channelID: String
+
+        enum CodingKeys: String, CodingKey {
+            case channelID = "channel_id"
+        }
+
+        init(from decoder: any Decoder) throws {
+            if let id = try? decoder.singleValueContainer().decode(String.self) {
+                self.channelID = id
+            } else {
+                self.channelID = try decoder.container(keyedBy: CodingKeys.self).decode(String.self, forKey: .channelID)
+            }
+        }
+    }
+}
+
+/// The `limit` of a listing.
+enum Paging {
+    static func limit(_ text: String?, maximum: Int) throws -> Int {
+        guard let text else { return maximum }
+        guard let limit = Int(text), (1...maximum).contains(limit) else {
+            throw AirshipError.invalid(InvalidField("limit", "limit is 1 to \(maximum)"))
+        }
+        return limit
+    }
+}

@@ -1,0 +1,150 @@
+import BlimpCore
+import BlimpStore
+import Foundation
+import Hummingbird
+
+/// The server API on named users (master secret; reference: airship-api.md §2.5): associate, disassociate, tags,
+/// lookup, listing and uninstall.
+struct NamedUserController: Sendable {
+    let auth: Authenticator
+    let namedUsers: NamedUserStore
+    let publicURL: PublicURL
+
+    /// The longest page, and the most named users one request names.
+    static let maximumPage = 1000
+
+    func addRoutes(to router: RouterGroup<some RequestContext>) {
+        router.post("named_users/associate") { request, context in try await self.associate(request, context, link: true) }
+        router.post("named_users/disassociate") { request, context in try await self.associate(request, context, link: false) }
+        router.post("named_users/tags") { request, context in try await self.tags(request, context) }
+        router.post("named_users/uninstall") { request, context in try await self.uninstall(request, context) }
+        router.get("named_users") { request, _ in try await self.lookup(request) }
+    }
+
+    /// `{"channel_id", "device_type", "named_user_id"}`.
+    func associate(_ request: Request, _ context: some RequestContext, link: Bool) async throws -> Response {
+        let caller = try await self.auth.master(request)
+        let body = try await AirshipJSON.decode(Association.self, from: request, context: context)
+        let namedUser = try NamedUserID.check(body.namedUserID, path: "named_user_id")
+        guard let channelID = body.channelID.flatMap(UUID.init(uuidString:)) else {
+            throw AirshipError.invalid(InvalidField("channel_id", "an iOS channel_id is required"))
+        }
+        try await AirshipError.whenMissing(.notFound("Channel")) {
+            if link {
+                try await self.namedUsers.associate(channelID: channelID, namedUserID: namedUser, appID: caller.app.id)
+            } else {
+                try await self.namedUsers.disassociate(channelID: channelID, namedUserID: namedUser, appID: caller.app.id)
+            }
+        }
+        return try AirshipJSON.ok()
+    }
+
+    /// `{"audience": {"named_user_id": id | [id]}, "add" | "remove" | "set": {group: [tags]}}`.
+    func tags(_ request: Request, _ context: some RequestContext) async throws -> Response {
+        let caller = try await self.auth.master(request)
+        let body = try await AirshipJSON.decode(TagRequest.self, from: request, context: context)
+        try body.operations.validate(exclusiveSet: true)
+        let ids = try Self.check(body.audience.namedUserID.values, path: "audience.named_user_id")
+        try await self.namedUsers.changeTags(body.operations, namedUserIDs: ids, appID: caller.app.id)
+        return try AirshipJSON.ok()
+    }
+
+    /// `{"named_user_id": [id, …]}`: deletes the named users and uninstalls their channels.
+    func uninstall(_ request: Request, _ context: some RequestContext) async throws -> Response {
+        let caller = try await self.auth.master(request)
+        let body = try await AirshipJSON.decode(Audience.self, from: request, context: context)
+        let ids = try Self.check(body.namedUserID.values, path: "named_user_id")
+        try await self.namedUsers.uninstall(namedUserIDs: ids, appID: caller.app.id)
+        return try AirshipJSON.ok()
+    }
+
+    /// `?id=` looks one named user up; without it, a page of named users in id order.
+    func lookup(_ request: Request) async throws -> Response {
+        let caller = try await self.auth.master(request)
+        let query = request.uri.queryParameters
+        if let id = query["id"] {
+            let namedUser = try NamedUserID.check(String(id), path: "id")
+            guard let record = try await self.namedUsers.lookup(namedUserID: namedUser, appID: caller.app.id) else {
+                throw AirshipError.notFound("Named user")
+            }
+            return try AirshipJSON.response(NamedUserAnswer(namedUser: record))
+        }
+        let limit = try Paging.limit(query["limit"].map(String.init), maximum: Self.maximumPage)
+        let start = query["start"].map(String.init)
+        let page = try await self.namedUsers.list(appID: caller.app.id, start: start, limit: limit + 1)
+        let nextPage = page.count > limit
+            ? "\(self.publicURL.base(for: request))/api/named_users?limit=\(limit)&start=\(Self.queryEscaped(page[limit].namedUserID))"
+            : nil
+        return try AirshipJSON.response(
+            headers: nextPage.map { [AirshipJSON.link: "<\($0)>; rel=\"next\""] } ?? [:],
+            NamedUserPage(namedUsers: Array(page.prefix(limit)), nextPage: nextPage)
+        )
+    }
+
+    private static func check(_ ids: [String], path: String) throws -> [String] {
+        guard (1...Self.maximumPage).contains(ids.count) else {
+            throw AirshipError.invalid(InvalidField(path, "name 1 to \(Self.maximumPage) named users"))
+        }
+        return try ids.map { id throws(InvalidField) in try NamedUserID.check(id, path: path) }
+    }
+
+    private static func queryEscaped(_ text: String) -> String {
+        var allowed = CharacterSet.urlQueryAllowed
+        allowed.remove(charactersIn: "&=+?#")
+        return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
+    }
+
+    struct Association: Decodable {
+        var channelID: String?
+        var namedUserID: String
+
+        enum CodingKeys: String, CodingKey {
+            case channelID = "channel_id"
+            case namedUserID = "named_user_id"
+        }
+    }
+
+    struct Audience: Decodable {
+        var namedUserID: OneOrMany<String>
+
+        enum CodingKeys: String, CodingKey {
+            case namedUserID = "named_user_id"
+        }
+    }
+
+    struct TagRequest: Decodable {
+        var audience: Audience
+        var operations: TagOperations
+
+        enum CodingKeys: String, CodingKey {
+            case audience
+        }
+
+        init(from decoder: any Decoder) throws {
+            self.audience = try decoder.container(keyedBy: CodingKeys.self).decode(Audience.self, forKey: .audience)
+            self.operations = try TagOperations(from: decoder)
+        }
+    }
+
+    struct NamedUserAnswer: Encodable {
+        var ok = true
+        var namedUser: NamedUserRecord
+
+        enum CodingKeys: String, CodingKey {
+            case ok
+            case namedUser = "named_user"
+        }
+    }
+
+    struct NamedUserPage: Encodable {
+        var ok = true
+        var namedUsers: [NamedUserRecord]
+        var nextPage: String?
+
+        enum CodingKeys: String, CodingKey {
+            case ok
+            case namedUsers = "named_users"
+            case nextPage = "next_page"
+        }
+    }
+}

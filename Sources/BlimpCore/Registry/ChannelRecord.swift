@@ -1,0 +1,167 @@
+import Foundation
+
+/// A channel as the server API shows it (`GET /api/channels/{id}`): Airship's channel object plus Blimp's
+/// `live_activities` and `push_to_start_tokens` (reference: airship-api.md §2.1).
+public struct ChannelRecord: Sendable, Equatable, Encodable {
+    public var channelID: UUID
+    public var installed: Bool
+    public var optIn: Bool
+    public var background: Bool
+    public var pushAddress: String?
+    public var created: Date
+    public var lastRegistration: Date
+    public var namedUserID: String?
+    public var alias: String?
+    /// Every tag group with its tags, sorted; `tags` shows the `device` group.
+    public var tagGroups: [String: [String]]
+    public var badge: Int?
+    public var quietTime: ChannelRegistration.QuietTime?
+    public var timezone: String?
+    public var frequentPushesEnabled: Bool
+    public var attributes: [String: JSONValue]
+    public var liveActivities: [TrackedLiveActivity]
+    /// Push-to-start tokens by `ActivityAttributes` type.
+    public var pushToStartTokens: [String: String]
+
+    public init(
+        channelID: UUID, installed: Bool, optIn: Bool, background: Bool, pushAddress: String?, created: Date,
+        lastRegistration: Date, namedUserID: String?, alias: String?, tagGroups: [String: [String]], badge: Int?,
+        quietTime: ChannelRegistration.QuietTime?, timezone: String?, frequentPushesEnabled: Bool,
+        attributes: [String: JSONValue], liveActivities: [TrackedLiveActivity], pushToStartTokens: [String: String]
+    ) {
+        self.channelID = channelID
+        self.installed = installed
+        self.optIn = optIn
+        self.background = background
+        self.pushAddress = pushAddress
+        self.created = created
+        self.lastRegistration = lastRegistration
+        self.namedUserID = namedUserID
+        self.alias = alias
+        self.tagGroups = tagGroups
+        self.badge = badge
+        self.quietTime = quietTime
+        self.timezone = timezone
+        self.frequentPushesEnabled = frequentPushesEnabled
+        self.attributes = attributes
+        self.liveActivities = liveActivities
+        self.pushToStartTokens = pushToStartTokens
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case installed, background, created, alias, tags, ios, attributes
+        case channelID = "channel_id"
+        case deviceType = "device_type"
+        case optIn = "opt_in"
+        case pushAddress = "push_address"
+        case lastRegistration = "last_registration"
+        case namedUserID = "named_user_id"
+        case tagGroups = "tag_groups"
+        case liveActivities = "live_activities"
+        case pushToStartTokens = "push_to_start_tokens"
+    }
+
+    enum IOSKeys: String, CodingKey {
+        case badge, tz
+        case quietTime = "quiettime"
+        case frequentPushesEnabled = "frequent_pushes_enabled"
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(self.channelID.uuidString.lowercased(), forKey: .channelID)
+        try container.encode("ios", forKey: .deviceType)
+        try container.encode(self.installed, forKey: .installed)
+        try container.encode(self.optIn, forKey: .optIn)
+        try container.encode(self.background, forKey: .background)
+        try container.encode(self.pushAddress, forKey: .pushAddress)
+        try container.encode(AirshipDate.format(self.created), forKey: .created)
+        try container.encode(AirshipDate.format(self.lastRegistration), forKey: .lastRegistration)
+        try container.encode(self.namedUserID, forKey: .namedUserID)
+        try container.encode(self.alias, forKey: .alias)
+        try container.encode(self.tagGroups[TagOperations.deviceGroup] ?? [], forKey: .tags)
+        try container.encode(self.tagGroups, forKey: .tagGroups)
+        var ios = container.nestedContainer(keyedBy: IOSKeys.self, forKey: .ios)
+        try ios.encode(self.badge ?? 0, forKey: .badge)
+        try ios.encode(self.quietTime ?? .init(start: nil, end: nil), forKey: .quietTime)
+        try ios.encode(self.timezone, forKey: .tz)
+        try ios.encode(self.frequentPushesEnabled, forKey: .frequentPushesEnabled)
+        try container.encode(self.attributes, forKey: .attributes)
+        try container.encode(self.liveActivities, forKey: .liveActivities)
+        try container.encode(self.pushToStartTokens, forKey: .pushToStartTokens)
+    }
+}
+
+/// A Live Activity tracked on a channel, as lookups show it.
+public struct TrackedLiveActivity: Sendable, Equatable, Encodable {
+    public var name: String
+    /// ActivityKit's `Activity.id`.
+    public var id: String
+    public var token: String
+    public var startedAt: Date
+    public var updatedAt: Date
+    /// `active`, or `ended`: by an `end` push or by the system, 8 hours after the start.
+    public var state: String
+
+    public init(name: String, id: String, token: String, startedAt: Date, updatedAt: Date, state: String) {
+        self.name = name
+        self.id = id
+        self.token = token
+        self.startedAt = startedAt
+        self.updatedAt = updatedAt
+        self.state = state
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case name, id, token, state
+        case startedAt = "started_at"
+        case updatedAt = "updated_at"
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(self.name, forKey: .name)
+        try container.encode(self.id, forKey: .id)
+        try container.encode(self.token, forKey: .token)
+        try container.encode(AirshipDate.format(self.startedAt), forKey: .startedAt)
+        try container.encode(AirshipDate.format(self.updatedAt), forKey: .updatedAt)
+        try container.encode(self.state, forKey: .state)
+    }
+}
+
+/// A named user as `GET /api/named_users?id=` shows it (reference: airship-api.md §2.5).
+public struct NamedUserRecord: Sendable, Equatable, Encodable {
+    public var namedUserID: String
+    public var created: Date
+    public var lastModified: Date
+    public var tags: [String: [String]]
+    public var channels: [ChannelRecord]
+
+    public init(namedUserID: String, created: Date, lastModified: Date, tags: [String: [String]], channels: [ChannelRecord]) {
+        self.namedUserID = namedUserID
+        self.created = created
+        self.lastModified = lastModified
+        self.tags = tags
+        self.channels = channels
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case created, tags, attributes, channels
+        case namedUserID = "named_user_id"
+        case lastModified = "last_modified"
+        case subscriptionLists = "subscription_lists"
+        case userAttributes = "user_attributes"
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(self.namedUserID, forKey: .namedUserID)
+        try container.encode(AirshipDate.format(self.created), forKey: .created)
+        try container.encode(AirshipDate.format(self.lastModified), forKey: .lastModified)
+        try container.encode(self.tags, forKey: .tags)
+        try container.encode([String: String](), forKey: .attributes)
+        try container.encode(self.channels, forKey: .channels)
+        try container.encode([String](), forKey: .subscriptionLists)
+        try container.encode([String: String](), forKey: .userAttributes)
+    }
+}

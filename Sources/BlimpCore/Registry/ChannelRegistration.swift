@@ -1,0 +1,94 @@
+/// The `channel` object of a channel registration (`POST /api/channels`, `PUT /api/channels/{id}`), as the Airship iOS
+/// SDK sends it (reference: airship-ios-sdk.md §4.2–4.3).
+///
+/// Every field is optional: updates are minimized, so an absent field leaves the stored value as it is. Fields Blimp
+/// has no use for (SDK and OS versions, device model, permissions) are accepted and ignored.
+public struct ChannelRegistration: Decodable, Sendable, Equatable {
+    public var deviceType: String?
+    public var optIn: Bool?
+    public var background: Bool?
+    /// The device's alert token, as sent (see ``checked()``).
+    public var pushAddress: String?
+    /// Whether `tags` replaces the channel's `device` tag group.
+    public var setTags: Bool?
+    public var tags: [String]?
+    public var tagChanges: TagChanges?
+    public var localeLanguage: String?
+    public var localeCountry: String?
+    public var timezone: String?
+    public var alias: String?
+    public var ios: IOS?
+
+    /// `tag_changes`: the SDK's minimized form of `tags`.
+    public struct TagChanges: Decodable, Sendable, Equatable {
+        public var add: [String]?
+        public var remove: [String]?
+    }
+
+    /// `channel.ios`.
+    public struct IOS: Decodable, Sendable, Equatable {
+        public var badge: Int?
+        public var quietTime: QuietTime?
+        public var tz: String?
+        /// Blimp's extension: `ActivityAuthorizationInfo().frequentPushesEnabled`, which the priority budget reads.
+        public var frequentPushesEnabled: Bool?
+
+        enum CodingKeys: String, CodingKey {
+            case badge, tz
+            case quietTime = "quiettime"
+            case frequentPushesEnabled = "frequent_pushes_enabled"
+        }
+    }
+
+    /// `channel.ios.quiettime`: `HH:MM` strings, or null.
+    public struct QuietTime: Codable, Sendable, Equatable {
+        public var start: String?
+        public var end: String?
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case background, tags, timezone, alias, ios
+        case deviceType = "device_type"
+        case optIn = "opt_in"
+        case pushAddress = "push_address"
+        case setTags = "set_tags"
+        case tagChanges = "tag_changes"
+        case localeLanguage = "locale_language"
+        case localeCountry = "locale_country"
+    }
+
+    /// The registration with its push address in lower-case hex and the `device` tag changes it asks for, or the
+    /// first field that breaks a rule (paths relative to `channel`).
+    public func checked() throws(InvalidField) -> CheckedChannelRegistration {
+        if let deviceType = self.deviceType, deviceType != "ios" {
+            throw InvalidField("device_type", "Blimp serves iOS channels only (device_type \"ios\")")
+        }
+        let pushAddress = try self.pushAddress.map { text throws(InvalidField) in
+            try PushToken.normalize(text, path: "push_address")
+        }
+        var tags = TagOperations()
+        if self.setTags == true, let set = self.tags { tags.set[TagOperations.deviceGroup] = set }
+        if let add = self.tagChanges?.add, !add.isEmpty { tags.add[TagOperations.deviceGroup] = add }
+        if let remove = self.tagChanges?.remove, !remove.isEmpty { tags.remove[TagOperations.deviceGroup] = remove }
+        do {
+            try tags.validate(exclusiveSet: false)
+        } catch {
+            throw InvalidField("tags", error.message)
+        }
+        for (path, text) in [("locale_language", self.localeLanguage), ("locale_country", self.localeCountry),
+                             ("timezone", self.timezone), ("alias", self.alias), ("ios.tz", self.ios?.tz)]
+        where (text?.count ?? 0) > 128 {
+            throw InvalidField(path, "\(path) is at most 128 characters")
+        }
+        return CheckedChannelRegistration(fields: self, pushAddress: pushAddress, tags: tags)
+    }
+}
+
+/// A ``ChannelRegistration`` that passed its checks.
+public struct CheckedChannelRegistration: Sendable, Equatable {
+    public let fields: ChannelRegistration
+    /// The push address in lower-case hex, if the registration carries one.
+    public let pushAddress: String?
+    /// The changes to the `device` tag group.
+    public let tags: TagOperations
+}

@@ -1,0 +1,15 @@
+import Foundation
+
+/// How long a Live Activity lives (reference: apns-live-activities.md §3; airship-api.md §5.2): it can be updated for
+/// 8 hours after it starts, then iOS shows it for at most 4 hours more and removes it.
+public enum LiveActivityLifetime {
+    /// After this, the system has ended the activity: no further update reaches it.
+    public static let updatable: TimeInterval = 8 * 3600
+    /// After this, the activity is gone from the device, and Blimp forgets it.
+    public static let kept: TimeInterval = 12 * 3600
+
+    /// Whether an activity that started at `startedAt` still accepts updates at `now`.
+    public static func isUpdatable(startedAt: Date, now: Date) -> Bool {
+        now.timeIntervalSince(startedAt) < Self.updatable
+    }
+}

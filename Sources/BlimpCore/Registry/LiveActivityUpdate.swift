@@ -1,0 +1,88 @@
+import Foundation
+
+/// One `live_activities` entry of the SDK's batch (`PUT /api/channels/sdk/batch/{id}`), checked: a Live Activity's
+/// update token or a push-to-start token set or removed, at the device's `action_ts_ms`.
+///
+/// Entries apply in order, last writer wins by `action_ts_ms`: an older entry arriving late never overwrites a newer
+/// one (reference: airship-api.md §3.4).
+public enum LiveActivityUpdate: Sendable, Equatable {
+    /// The activity `activityID`, tracked under `name`, has this update token. Replaces any other activity of that
+    /// name on the channel, and an older token of the same activity.
+    case setActivity(name: String, activityID: String, token: String, startedAt: Date, actionMilliseconds: Int64)
+    /// The activity `activityID` tracked under `name` is gone from the device.
+    case removeActivity(name: String, activityID: String, startedAt: Date, actionMilliseconds: Int64)
+    /// The push-to-start token for the `ActivityAttributes` type `attributesType`.
+    case setStartToken(attributesType: String, token: String, actionMilliseconds: Int64)
+    /// The push-to-start token for `attributesType` is no longer valid.
+    case removeStartToken(attributesType: String, actionMilliseconds: Int64)
+
+    /// The longest activity name or attributes type accepted.
+    public static let maximumNameLength = 256
+}
+
+/// A `live_activities` entry as the SDK writes it; ``checked()`` turns it into a ``LiveActivityUpdate``.
+public struct LiveActivityUpdateEntry: Decodable, Sendable {
+    public var action: String
+    /// `update_token` or `start_token`; SDKs before 18 send none, meaning `update_token`.
+    public var type: String?
+    public var id: String?
+    public var name: String?
+    public var token: String?
+    public var startMilliseconds: Int64?
+    public var actionMilliseconds: Int64
+    public var attributesType: String?
+
+    enum CodingKeys: String, CodingKey {
+        case action, type, id, name, token
+        case startMilliseconds = "start_ts_ms"
+        case actionMilliseconds = "action_ts_ms"
+        case attributesType = "attributes_type"
+    }
+
+    /// The entry, or the first field that breaks a rule (paths relative to the entry).
+    public func checked() throws(InvalidField) -> LiveActivityUpdate {
+        guard self.action == "set" || self.action == "remove" else {
+            throw InvalidField("action", "action is set or remove")
+        }
+        guard self.actionMilliseconds >= 0 else { throw InvalidField("action_ts_ms", "a timestamp is not negative") }
+        switch self.type ?? "update_token" {
+        case "update_token":
+            let name = try Self.required(self.name, "name")
+            let id = try Self.required(self.id, "id")
+            guard let start = self.startMilliseconds, start >= 0 else {
+                throw InvalidField("start_ts_ms", "start_ts_ms is required for an update token")
+            }
+            let startedAt = Date(timeIntervalSince1970: Double(start) / 1000)
+            guard self.action == "set" else {
+                return .removeActivity(name: name, activityID: id, startedAt: startedAt, actionMilliseconds: self.actionMilliseconds)
+            }
+            return .setActivity(
+                name: name,
+                activityID: id,
+                token: try PushToken.normalize(try Self.required(self.token, "token"), path: "token"),
+                startedAt: startedAt,
+                actionMilliseconds: self.actionMilliseconds
+            )
+        case "start_token":
+            let attributesType = try Self.required(self.attributesType, "attributes_type")
+            guard self.action == "set" else {
+                return .removeStartToken(attributesType: attributesType, actionMilliseconds: self.actionMilliseconds)
+            }
+            return .setStartToken(
+                attributesType: attributesType,
+                token: try PushToken.normalize(try Self.required(self.token, "token"), path: "token"),
+                actionMilliseconds: self.actionMilliseconds
+            )
+        default:
+            throw InvalidField("type", "type is update_token or start_token")
+        }
+    }
+
+    private static func required(_ value: String?, _ path: String) throws(InvalidField) -> String {
+        guard let value, !value.isEmpty else { throw InvalidField(path, "\(path) is required") }
+        guard value.count <= LiveActivityUpdate.maximumNameLength else {
+            throw InvalidField(path, "\(path) is at most \(LiveActivityUpdate.maximumNameLength) characters")
+        }
+        return value
+    }
+}

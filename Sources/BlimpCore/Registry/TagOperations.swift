@@ -1,0 +1,55 @@
+/// Tag changes per tag group, as the tag APIs and the SDK's batch send them:
+/// `{"add": {"group": ["tag"]}, "remove": {…}, "set": {…}}`.
+public struct TagOperations: Sendable, Equatable, Decodable {
+    public var add: [String: [String]]
+    public var remove: [String: [String]]
+    /// Replaces every tag of these groups.
+    public var set: [String: [String]]
+
+    public init(add: [String: [String]] = [:], remove: [String: [String]] = [:], set: [String: [String]] = [:]) {
+        self.add = add
+        self.remove = remove
+        self.set = set
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.add = try container.decodeIfPresent([String: [String]].self, forKey: .add) ?? [:]
+        self.remove = try container.decodeIfPresent([String: [String]].self, forKey: .remove) ?? [:]
+        self.set = try container.decodeIfPresent([String: [String]].self, forKey: .set) ?? [:]
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case add, remove, set
+    }
+
+    public var isEmpty: Bool { self.add.isEmpty && self.remove.isEmpty && self.set.isEmpty }
+
+    /// The limits of a tag request (reference: airship-api.md §2.3): group names and tags 1–128 characters, at most
+    /// 100 tags per group. With `exclusiveSet` (the server APIs), `set` cannot come with `add` or `remove`, and
+    /// something must be asked.
+    public func validate(exclusiveSet: Bool) throws(InvalidField) {
+        if exclusiveSet {
+            guard !self.isEmpty else { throw InvalidField("", "one of add, remove or set is required") }
+            guard self.set.isEmpty || (self.add.isEmpty && self.remove.isEmpty) else {
+                throw InvalidField("set", "set cannot be combined with add or remove")
+            }
+        }
+        for (operation, groups) in [("add", self.add), ("remove", self.remove), ("set", self.set)] {
+            for (group, tags) in groups {
+                guard (1...128).contains(group.count) else {
+                    throw InvalidField(operation, "a tag group name is 1 to 128 characters")
+                }
+                guard tags.count <= 100 else {
+                    throw InvalidField("\(operation).\(group)", "at most 100 tags per group in one request")
+                }
+                for tag in tags where !(1...128).contains(tag.count) {
+                    throw InvalidField("\(operation).\(group)", "a tag is 1 to 128 characters")
+                }
+            }
+        }
+    }
+
+    /// The tag group the SDK's own channel tags live in.
+    public static let deviceGroup = "device"
+}

@@ -1,0 +1,25 @@
+import BlimpCore
+
+/// What authenticates an app's requests: its secrets' digests, and the app secret that keys the SDK's signatures.
+public struct StoredCredentials: Sendable {
+    public let app: App
+    let appSecretDigest: SecretDigest
+    let masterSecretDigest: SecretDigest
+    /// The app secret; `nil` for apps created before Blimp kept it, which can use Basic authentication only.
+    public let appSecret: String?
+
+    /// Which secret authenticated a request, and so what it may do.
+    public enum Role: Sendable, Equatable {
+        /// The app secret: device-level APIs only.
+        case device
+        /// The master secret: the server APIs.
+        case master
+    }
+
+    /// The role `secret` grants, or `nil` when it is neither secret. Digests are compared in constant time.
+    public func role(of secret: String) -> Role? {
+        if self.masterSecretDigest.matches(secret) { return .master }
+        if self.appSecretDigest.matches(secret) { return .device }
+        return nil
+    }
+}

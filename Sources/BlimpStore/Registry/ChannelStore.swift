@@ -1,0 +1,272 @@
+import BlimpCore
+import Foundation
+import Logging
+import PostgresNIO
+
+/// Channels, their tags and their Live Activity tokens, as the SDK registers them and the server API reads and
+/// changes them. Every method is scoped to one app: another app's channel is never found.
+public struct ChannelStore: Sendable {
+    let client: PostgresClient
+    let logger: Logger
+    /// The clock for lifetimes; tests inject their own.
+    let now: @Sendable () -> Date
+
+    public init(client: PostgresClient, logger: Logger, now: @escaping @Sendable () -> Date = Date.init) {
+        self.client = client
+        self.logger = logger
+        self.now = now
+    }
+
+    // MARK: - Device API
+
+    /// Registers a channel (`POST /api/channels`). A push address the app already has finds its channel, which
+    /// is updated and reinstalled, instead of making a duplicate.
+    public func register(
+        _ registration: CheckedChannelRegistration,
+        appID: Int64
+    ) async throws(RegistryError) -> (channelID: UUID, created: Bool) {
+        let fields = ChannelColumns(registration)
+        let now = self.now()
+        let created: UUID? = try await self.transaction(needed: !registration.tags.isEmpty) { connection in
+            let rows = try await connection.query(
+                """
+                INSERT INTO channels (app_id, channel_id, push_address, opt_in, background, frequent_pushes_enabled,
+                                      alias, timezone, locale_language, locale_country, badge, quiet_time,
+                                      created_at, last_registration)
+                VALUES (\(appID), \(UUID()), \(registration.pushAddress), coalesce(\(fields.optIn), false),
+                        coalesce(\(fields.background), false), coalesce(\(fields.frequentPushes), false),
+                        \(fields.alias), \(fields.timezone), \(fields.localeLanguage), \(fields.localeCountry),
+                        \(fields.badge), \(fields.quietTime)::jsonb, \(now), \(now))
+                ON CONFLICT (app_id, push_address) WHERE push_address IS NOT NULL DO NOTHING
+                RETURNING channel_id
+                """,
+                logger: self.logger
+            )
+            for try await channelID in rows.decode(UUID.self) {
+                try await TagWriter.channels.apply(
+                    registration.tags, appID: appID, owners: [channelID.lowercased], on: connection, logger: self.logger)
+                return channelID
+            }
+            return nil
+        }
+        if let created { return (created, true) }
+        // The push address is registered: that channel is this device's.
+        guard let pushAddress = registration.pushAddress else {
+            throw .database(reason: "the insert returned no row")
+        }
+        let existing = try await RegistryError.mapping {
+            let rows = try await self.client.query(
+                "SELECT channel_id FROM channels WHERE app_id = \(appID) AND push_address = \(pushAddress)",
+                logger: self.logger
+            )
+            return try await rows.decode(UUID.self).array().first
+        }
+        guard let existing else { return try await self.register(registration, appID: appID) }  // it moved meanwhile
+        try await self.update(registration, channelID: existing, appID: appID)
+        return (existing, false)
+    }
+
+    /// Updates a registered channel (`PUT /api/channels/{id}`): fields the registration leaves out keep their value.
+    /// A push address another channel of the app had moves to this one.
+    public func update(
+        _ registration: CheckedChannelRegistration,
+        channelID: UUID,
+        appID: Int64
+    ) async throws(RegistryError) {
+        let fields = ChannelColumns(registration)
+        try await self.transaction(needed: true) { connection in
+            if let pushAddress = registration.pushAddress {
+                try await connection.query(
+                    """
+                    UPDATE channels SET push_address = NULL, opt_in = false
+                    WHERE app_id = \(appID) AND push_address = \(pushAddress) AND channel_id <> \(channelID)
+                    """,
+                    logger: self.logger
+                )
+            }
+            let rows = try await connection.query(
+                """
+                UPDATE channels SET
+                    push_address = coalesce(\(registration.pushAddress), push_address),
+                    opt_in = coalesce(\(fields.optIn), opt_in),
+                    background = coalesce(\(fields.background), background),
+                    frequent_pushes_enabled = coalesce(\(fields.frequentPushes), frequent_pushes_enabled),
+                    alias = coalesce(\(fields.alias), alias),
+                    timezone = coalesce(\(fields.timezone), timezone),
+                    locale_language = coalesce(\(fields.localeLanguage), locale_language),
+                    locale_country = coalesce(\(fields.localeCountry), locale_country),
+                    badge = coalesce(\(fields.badge), badge),
+                    quiet_time = coalesce(\(fields.quietTime)::jsonb, quiet_time),
+                    installed = true,
+                    last_registration = \(self.now())
+                WHERE app_id = \(appID) AND channel_id = \(channelID)
+                RETURNING 1
+                """,
+                logger: self.logger
+            )
+            guard try await rows.collect().count == 1 else { throw RegistryError.notFound }
+            try await TagWriter.channels.apply(
+                registration.tags, appID: appID, owners: [channelID.lowercased], on: connection, logger: self.logger)
+        }
+    }
+
+    /// Applies the SDK's batch (`PUT /api/channels/sdk/batch/{id}`): tags, attributes, then Live Activity entries in
+    /// order, each last-writer-wins by its `action_ts_ms`.
+    public func apply(_ batch: CheckedChannelBatch, channelID: UUID, appID: Int64) async throws(RegistryError) {
+        let statements = batch.attributes.count + batch.liveActivities.count
+        let onlyActivities = batch.tags.isEmpty && batch.attributes.isEmpty
+        try await self.transaction(needed: statements > 1 || !batch.tags.isEmpty) { connection in
+            // An activity entry's foreign key proves the channel is the app's; otherwise ask.
+            if !onlyActivities || batch.liveActivities.isEmpty {
+                let rows = try await connection.query(
+                    "SELECT 1 FROM channels WHERE app_id = \(appID) AND channel_id = \(channelID) FOR SHARE",
+                    logger: self.logger
+                )
+                guard try await rows.collect().count == 1 else { throw RegistryError.notFound }
+            }
+            try await TagWriter.channels.apply(
+                batch.tags, appID: appID, owners: [channelID.lowercased], on: connection, logger: self.logger)
+            for (key, value) in batch.attributes {
+                let change: PostgresQuery =
+                    if let value {
+                        "UPDATE channels SET attributes = attributes || jsonb_build_object(\(key), \(try JSONText(value).text)::jsonb) WHERE app_id = \(appID) AND channel_id = \(channelID)"
+                    } else {
+                        "UPDATE channels SET attributes = attributes - \(key) WHERE app_id = \(appID) AND channel_id = \(channelID)"
+                    }
+                try await connection.query(change, logger: self.logger)
+            }
+            for update in batch.liveActivities {
+                try await connection.query(
+                    LiveActivityStatements.apply(update, channelID: channelID, appID: appID, now: self.now()),
+                    logger: self.logger
+                )
+            }
+        }
+    }
+
+    // MARK: - Server API
+
+    /// The channel, if it is the app's.
+    public func lookup(channelID: UUID, appID: Int64) async throws(RegistryError) -> ChannelRecord? {
+        try await self.records(appID: appID, channelIDs: [channelID]).first
+    }
+
+    /// Up to `limit` channels in channel-id order, from `start` on (inclusive).
+    public func list(appID: Int64, start: UUID?, limit: Int) async throws(RegistryError) -> [ChannelRecord] {
+        let channelIDs = try await RegistryError.mapping {
+            let rows = try await self.client.query(
+                """
+                SELECT channel_id FROM channels
+                WHERE app_id = \(appID) AND channel_id >= coalesce(\(start), '00000000-0000-0000-0000-000000000000'::uuid)
+                ORDER BY channel_id LIMIT \(limit)
+                """,
+                logger: self.logger
+            )
+            return try await rows.decode(UUID.self).array()
+        }
+        return try await self.records(appID: appID, channelIDs: channelIDs)
+    }
+
+    /// Changes the tags of those of `channelIDs` that are the app's; returns how many were.
+    public func changeTags(
+        _ operations: TagOperations,
+        channelIDs: [UUID],
+        appID: Int64
+    ) async throws(RegistryError) -> Int {
+        try await self.transaction(needed: true) { connection in
+            let existing = try await self.existing(channelIDs, appID: appID, on: connection)
+            try await TagWriter.channels.apply(operations, appID: appID, owners: existing, on: connection, logger: self.logger)
+            return existing.count
+        }
+    }
+
+    /// Marks the app's channels among `channelIDs` uninstalled: they receive nothing more, and their Live Activity
+    /// tokens are forgotten. A later registration reinstalls a channel.
+    public func uninstall(channelIDs: [UUID], appID: Int64) async throws(RegistryError) {
+        try await self.transaction(needed: false) { connection in
+            try await Self.uninstall(channelIDs, appID: appID, on: connection, logger: self.logger)
+        }
+    }
+
+    /// Deletes Live Activity rows past their lifetime: 12 hours after the start, or once the dismissal date passed.
+    /// Returns how many went.
+    public func deleteExpiredActivities() async throws(RegistryError) -> Int {
+        let now = self.now()
+        return try await RegistryError.mapping {
+            let rows = try await self.client.query(
+                """
+                DELETE FROM live_activities
+                WHERE started_at < \(now.addingTimeInterval(-LiveActivityLifetime.kept)) OR dismiss_at < \(now)
+                RETURNING 1
+                """,
+                logger: self.logger
+            )
+            return try await rows.collect().count
+        }
+    }
+
+    // MARK: - Shared with NamedUserStore
+
+    /// Uninstalls the app's channels among `channelIDs`, in one statement.
+    static func uninstall(
+        _ channelIDs: [UUID],
+        appID: Int64,
+        on connection: PostgresConnection,
+        logger: Logger
+    ) async throws {
+        try await connection.query(
+            """
+            WITH gone AS (
+                UPDATE channels SET installed = false, opt_in = false, background = false
+                WHERE app_id = \(appID) AND channel_id = ANY(\(channelIDs.map(\.lowercased))::uuid[])
+                RETURNING channel_id),
+            activities AS (
+                DELETE FROM live_activities WHERE app_id = \(appID) AND channel_id IN (SELECT channel_id FROM gone))
+            DELETE FROM push_to_start_tokens WHERE app_id = \(appID) AND channel_id IN (SELECT channel_id FROM gone)
+            """,
+            logger: logger
+        )
+    }
+
+    /// The app's channels among `channelIDs`, in that order, each with its tags, activities and push-to-start
+    /// tokens.
+    func records(appID: Int64, channelIDs: [UUID]) async throws(RegistryError) -> [ChannelRecord] {
+        guard !channelIDs.isEmpty else { return [] }
+        return try await RegistryError.mapping {
+            try await self.client.withConnection { connection in
+                try await ChannelRecords(appID: appID, now: self.now(), logger: self.logger)
+                    .fetch(channelIDs, on: connection)
+            }
+        }
+    }
+
+    private func existing(_ channelIDs: [UUID], appID: Int64, on connection: PostgresConnection) async throws -> [String] {
+        let rows = try await connection.query(
+            """
+            SELECT channel_id::text FROM channels
+            WHERE app_id = \(appID) AND channel_id = ANY(\(channelIDs.map(\.lowercased))::uuid[])
+            """,
+            logger: self.logger
+        )
+        return try await rows.decode(String.self).array()
+    }
+
+    /// Runs `body` on one connection, in a transaction when `needed` (a single statement commits by itself).
+    private func transaction<T: Sendable>(
+        needed: Bool,
+        _ body: (PostgresConnection) async throws -> T
+    ) async throws(RegistryError) -> T {
+        try await RegistryError.mapping {
+            if needed {
+                try await self.client.withTransaction(logger: self.logger) { try await body($0) }
+            } else {
+                try await self.client.withConnection { try await body($0) }
+            }
+        }
+    }
+}
+
+extension UUID {
+    /// The canonical lower-case text form, as PostgreSQL writes UUIDs.
+    var lowercased: String { self.uuidString.lowercased() }
+}

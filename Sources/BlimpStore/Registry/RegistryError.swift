@@ -1,0 +1,34 @@
+import PostgresNIO
+
+/// Why a channel or named-user operation failed, in one line without secrets.
+public enum RegistryError: Error, Equatable, CustomStringConvertible {
+    /// The channel or named user is not in this app (whether it exists in another is never told).
+    case notFound
+    case database(reason: String)
+
+    public var description: String {
+        switch self {
+        case .notFound: "not found"
+        case .database(let reason): "database error: \(reason)"
+        }
+    }
+
+    /// Runs `body`, turning database errors into ``RegistryError``s; a foreign-key violation means the channel is
+    /// not in the app.
+    static func mapping<T>(_ body: () async throws -> T) async throws(RegistryError) -> T {
+        do {
+            return try await body()
+        } catch {
+            throw Self.from(error)
+        }
+    }
+
+    private static func from(_ error: any Error) -> RegistryError {
+        switch error {
+        case let error as RegistryError: error
+        case let error as PostgresTransactionError: Self.from(error.closureError ?? error.beginError ?? error.commitError ?? error)
+        case let error as PSQLError where error.serverInfo?[.sqlState] == "23503": .notFound
+        default: .database(reason: DatabaseError.reason(for: error))
+        }
+    }
+}

@@ -1,0 +1,41 @@
+import BlimpCore
+import Foundation
+import Testing
+
+@Suite struct AirshipAuthTests {
+    /// The value Python computes: `base64(hmac.new(secret, "key:nonce:timestamp", sha256))` (airship-ios-sdk.md §2).
+    @Test func signaturesMatchTheSDKsFormula() {
+        let token = SDKSignature.sign(
+            ["AAAAAAAAAAAAAAAAAAAAAA", "nonce-1", "2026-11-22 08:00:00"],
+            appSecret: "BBBBBBBBBBBBBBBBBBBBBB"
+        )
+        #expect(token == "y71p8/1cKOqpnynlz660PoYOSMMVAiXVrU0MTib+imI=")
+        #expect(SDKSignature.isValid(token, parts: ["AAAAAAAAAAAAAAAAAAAAAA", "nonce-1", "2026-11-22 08:00:00"], appSecret: "BBBBBBBBBBBBBBBBBBBBBB"))
+        #expect(!SDKSignature.isValid(token, parts: ["AAAAAAAAAAAAAAAAAAAAAA", "nonce-2", "2026-11-22 08:00:00"], appSecret: "BBBBBBBBBBBBBBBBBBBBBB"))
+        #expect(!SDKSignature.isValid("not base64!", parts: [], appSecret: "B"))
+    }
+
+    @Test func issuedTokensVerifyOnlyForTheirKindAppAndLifetime() {
+        let key = IssuedTokenKey(serverKey: ServerKey.generate().key)
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        let token = IssuedToken(kind: .channel, appKey: "app-1", subject: "c1", expiresAt: 1_800_003_600)
+        let text = token.text(signedWith: key)
+        #expect(IssuedToken.verify(text, kind: .channel, appKey: "app-1", key: key, now: now) == token)
+        #expect(IssuedToken.verify(text, kind: .contact, appKey: "app-1", key: key, now: now) == nil)
+        #expect(IssuedToken.verify(text, kind: .channel, appKey: "app-2", key: key, now: now) == nil)
+        #expect(IssuedToken.verify(text, kind: .channel, appKey: "app-1", key: key, now: now.addingTimeInterval(3600)) == nil)
+        let otherKey = IssuedTokenKey(serverKey: ServerKey.generate().key)
+        #expect(IssuedToken.verify(text, kind: .channel, appKey: "app-1", key: otherKey, now: now) == nil)
+        let forged = text.replacingOccurrences(of: "c1.", with: "c2.")
+        #expect(IssuedToken.verify(forged, kind: .channel, appKey: "app-1", key: key, now: now) == nil)
+    }
+
+    @Test func datesUseAirshipsForm() {
+        let date = Date(timeIntervalSince1970: 1_700_000_000.75)
+        #expect(AirshipDate.format(date) == "2023-11-14T22:13:20")
+        #expect(AirshipDate.parse("2023-11-14 22:13:20") == Date(timeIntervalSince1970: 1_700_000_000))
+        #expect(AirshipDate.parse("2023-11-14T22:13:20.123Z") == Date(timeIntervalSince1970: 1_700_000_000))
+        #expect(AirshipDate.parse("2023-13-14 22:13:20") == nil)
+        #expect(AirshipDate.parse("yesterday") == nil)
+    }
+}
