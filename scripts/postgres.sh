@@ -9,7 +9,7 @@ as_root() {
 # Installs the Debian packages Blimp needs, if any is missing.
 install_system_packages() {
     local missing=()
-    for package in postgresql libpq-dev libssl-dev libcurl4-openssl-dev; do
+    for package in postgresql libpq-dev libssl-dev libcurl4-openssl-dev python3 python3-pip; do
         dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
     done
     if [ ${#missing[@]} -gt 0 ]; then
@@ -18,6 +18,14 @@ install_system_packages() {
         as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
     fi
     command -v swift >/dev/null || { echo "blimp: swift is not on PATH (install Swift 6.1 or later from swift.org)" >&2; exit 1; }
+}
+
+# The official Airship Python library, which the compatibility tests drive.
+install_python_packages() {
+    python3 -c "import urbanairship" 2>/dev/null && return
+    echo "blimp: installing the urbanairship Python library" >&2
+    python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore urbanairship 2>/dev/null \
+        || python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore --break-system-packages urbanairship
 }
 
 # The newest installed PostgreSQL server's bin directory.

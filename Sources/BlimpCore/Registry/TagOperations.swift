@@ -14,9 +14,26 @@ public struct TagOperations: Sendable, Equatable, Decodable {
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        self.add = try container.decodeIfPresent([String: [String]].self, forKey: .add) ?? [:]
-        self.remove = try container.decodeIfPresent([String: [String]].self, forKey: .remove) ?? [:]
-        self.set = try container.decodeIfPresent([String: [String]].self, forKey: .set) ?? [:]
+        func groups(_ key: CodingKeys) throws -> [String: [String]] {
+            (try container.decodeIfPresent([String: Tags].self, forKey: key) ?? [:]).mapValues(\.values)
+        }
+        self.add = try groups(.add)
+        self.remove = try groups(.remove)
+        self.set = try groups(.set)
+    }
+
+    /// A group's tags: an array, or one tag as a string (the Python library sends either).
+    private struct Tags: Decodable {
+        var values: [String]
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.singleValueContainer()
+            if let one = try? container.decode(String.self) {
+                self.values = [one]
+            } else {
+                self.values = try container.decode([String].self)
+            }
+        }
     }
 
     enum CodingKeys: String, CodingKey {

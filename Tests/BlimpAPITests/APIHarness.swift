@@ -1,0 +1,79 @@
+import BlimpCore
+import BlimpStore
+import BlimpTestSupport
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import HTTPTypes
+import PostgresNIO
+import Testing
+
+@testable import BlimpAPI
+
+/// The API on a fresh database with two apps, "Scores" and "Orders", served in-process (`.router`) or on a real
+/// loopback port (`.live`).
+struct APIHarness {
+    let scores: (app: App, credentials: AppCredentials)
+    let orders: (app: App, credentials: AppCredentials)
+    let clock: TestClock
+
+    static let publicURL = "https://push.example.com"
+
+    static func run(
+        _ mode: TestingSetup = .router,
+        publicURL: String? = Self.publicURL,
+        _ body: @escaping @Sendable (APIHarness, any TestClientProtocol) async throws -> Void
+    ) async throws {
+        try await TestDatabase.withFreshDatabase { _, database in
+            let serverKey = ServerKey.generate().key
+            let harness = APIHarness(
+                scores: try await TestApps.create(named: "Scores", in: database, serverKey: serverKey),
+                orders: try await TestApps.create(named: "Orders", in: database, serverKey: serverKey),
+                clock: TestClock(Date())
+            )
+            let configuration = APIConfiguration(serverKey: serverKey, publicURL: publicURL, now: { harness.clock.now })
+            let app = Application(
+                router: APIServer.buildRouter(database: database, configuration: configuration, logger: TestDatabase.logger)
+            )
+            try await app.test(mode) { client in try await body(harness, client) }
+        }
+    }
+
+    /// `Basic app_key:secret` with Airship's Accept header.
+    static func basic(_ appKey: String, _ secret: String) -> HTTPFields {
+        Self.fields([
+            ("Authorization", "Basic " + Data("\(appKey):\(secret)".utf8).base64EncodedString()),
+            ("Accept", "application/vnd.urbanairship+json; version=3;"),
+            ("Content-Type", "application/json"),
+        ])
+    }
+
+    func master(_ app: (app: App, credentials: AppCredentials)? = nil) -> HTTPFields {
+        let app = app ?? self.scores
+        return Self.basic(app.app.appKey, app.credentials.masterSecret)
+    }
+
+    static func fields(_ pairs: [(String, String)]) -> HTTPFields {
+        HTTPFields(pairs.map { HTTPField(name: HTTPField.Name($0.0)!, value: $0.1) })
+    }
+}
+
+/// A JSON body as a dictionary.
+func object(_ body: ByteBuffer) -> [String: Any] {
+    (try? JSONSerialization.jsonObject(with: Data(body.readableBytesView))) as? [String: Any] ?? [:]
+}
+
+extension TestClientProtocol {
+    /// Sends a request with a JSON text body.
+    @discardableResult
+    func send(
+        _ method: HTTPRequest.Method,
+        _ uri: String,
+        _ headers: HTTPFields,
+        _ json: String? = nil
+    ) async throws -> (status: HTTPResponse.Status, body: [String: Any], headers: HTTPFields) {
+        try await self.execute(uri: uri, method: method, headers: headers, body: json.map { ByteBuffer(string: $0) }) {
+            ($0.status, object($0.body), $0.headers)
+        }
+    }
+}

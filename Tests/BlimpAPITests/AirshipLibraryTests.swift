@@ -1,0 +1,34 @@
+import BlimpTestSupport
+import Foundation
+import Testing
+
+/// The official Airship Python library (`pip install urbanairship`), unmodified, against Blimp on a real port:
+/// ChannelInfo, ChannelList (paging to the end), ChannelTags, ChannelUninstall and NamedUser
+/// (Python/airship_library.py holds the flows and their checks).
+@Suite(.enabled(if: TestDatabase.isEnabled)) struct AirshipLibraryTests {
+    @Test func theLibrarysChannelAndNamedUserFlowsWork() async throws {
+        try await APIHarness.run(.live, publicURL: nil) { harness, client in
+            let port = try #require(client.port)
+            var ids: [String] = []
+            for _ in 0..<5 { ids.append(try await ServerAPITests.register(client, harness.scores)) }
+            let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Python/airship_library.py")
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = ["python3", script.path]
+            process.environment = ProcessInfo.processInfo.environment.merging([
+                "BLIMP_URL": "http://127.0.0.1:\(port)/api/",
+                "APP_KEY": harness.scores.app.appKey,
+                "MASTER_SECRET": harness.scores.credentials.masterSecret,
+                "CHANNEL_IDS": ids.joined(separator: ","),
+            ]) { $1 }
+            let output = Pipe()
+            process.standardOutput = output
+            process.standardError = output
+            try process.run()
+            let text = String(decoding: try output.fileHandleForReading.readToEnd() ?? Data(), as: UTF8.self)
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 0, "\(text)")
+            #expect(text.contains("all flows passed"), "\(text)")
+        }
+    }
+}
