@@ -7,7 +7,10 @@ struct Blimp: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "blimp",
         abstract: "A self-hosted, Airship-compatible push service for iOS Live Activities.",
-        subcommands: [APICommand.self, MigrateCommand.self, AppsCommand.self, DevCommand.self, APNsSimCommand.self]
+        subcommands: [
+            APICommand.self, MigrateCommand.self, AppsCommand.self, DevCommand.self, APNsSimCommand.self,
+            SimulateDevicesCommand.self,
+        ]
     )
 
     /// Runs the command; any failure is one line on standard error (`blimp: …`), never a stack trace.
