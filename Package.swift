@@ -169,6 +169,7 @@ let package = Package(
                 "BlimpAPNs",
                 "BlimpTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),
     ],

@@ -5,6 +5,7 @@ import BlimpStore
 import BlimpTestSupport
 import Crypto
 import Foundation
+import PostgresNIO
 import Testing
 
 /// The `blimp` executable end to end: real processes against a real PostgreSQL.
@@ -113,6 +114,8 @@ import Testing
                     .init(description: "non-P-256 key", arguments: create(["--apns-key-file": p384]), environment: environment, message: "the APNs key is not a P-256 (ES256) private key"),
                     .init(description: "bad key id", arguments: create(["--apns-key-id": "abc"]), environment: environment, message: "the APNs key id must be Apple's 10-character id"),
                     .init(description: "no server key", arguments: create([:]), environment: ["DATABASE_URL": url], message: "BLIMP_SECRET_KEY is not set"),
+                    .init(description: "api without server key", arguments: ["api"], environment: ["DATABASE_URL": url], message: "BLIMP_SECRET_KEY is not set"),
+                    .init(description: "simulate-devices without secret", arguments: ["simulate-devices", "--app-key", "k"], environment: [:], message: "give --app-secret or set BLIMP_APP_SECRET"),
                     .init(description: "APNs URL not https", arguments: ["dev", "--state-dir", folder.appendingPathComponent("state").path], environment: ["DATABASE_URL": url, "BLIMP_APNS_URL": "http://127.0.0.1:2197"], message: "BLIMP_APNS_URL must be an https URL"),
                     .init(description: "APNs CA file missing", arguments: ["dev", "--state-dir", folder.appendingPathComponent("state").path], environment: ["DATABASE_URL": url, "BLIMP_APNS_CA_FILE": "/nonexistent/ca.pem"], message: "BLIMP_APNS_CA_FILE names a file that cannot be read: /nonexistent/ca.pem"),
                     .init(description: "malformed server key", arguments: create([:]), environment: ["DATABASE_URL": url, "BLIMP_SECRET_KEY": "short"], message: "BLIMP_SECRET_KEY must be 32 bytes in base64"),
@@ -137,15 +140,50 @@ import Testing
         }
     }
 
-    @Test func apiAnswersHealthAndReadyAndStopsOnSIGTERM() async throws {
-        try await TestDatabase.withFreshDatabase { url, _ in
-            let port = freePort()
-            let api = try BlimpProcess(["api", "--port", "\(port)"], environment: ["DATABASE_URL": url])
-            try await waitUntilServing("http://127.0.0.1:\(port)/health")
-            #expect(try await get("http://127.0.0.1:\(port)/ready") == (200, #"{"ok":true}"#))
-            api.signal(SIGTERM)
-            let result = await api.wait()
-            #expect(result.status == 0, "\(result.stderr)")
+    /// `api` serves health and the registry; `simulate-devices` registers devices through it as the SDK does, each
+    /// with one tracked Live Activity; SIGTERM stops the API cleanly.
+    @Test func simulatedDevicesRegisterThroughTheAPI() async throws {
+        try await TestDatabase.withFreshDatabase { url, client in
+            try await withTemporaryFolder { folder in
+                let keyFile = folder.appendingPathComponent("key.p8")
+                try TestKeys.p8().write(to: keyFile, atomically: true, encoding: .utf8)
+                let environment = ["DATABASE_URL": url, "BLIMP_SECRET_KEY": self.serverKey]
+                let created = try await BlimpProcess.run(
+                    [
+                        "apps", "create", "--name", "Scores", "--bundle-id", "com.example.scores", "--apns-key-file",
+                        keyFile.path, "--apns-key-id", "ABC123DEFG", "--apns-team-id", "DEF123GHIJ",
+                    ],
+                    environment: environment
+                )
+                let app = try #require(try JSONSerialization.jsonObject(with: Data(created.stdout.utf8)) as? [String: String])
+                let port = freePort()
+                let api = try BlimpProcess(["api", "--port", "\(port)"], environment: environment)
+                try await waitUntilServing("http://127.0.0.1:\(port)/health")
+                #expect(try await get("http://127.0.0.1:\(port)/ready") == (200, #"{"ok":true}"#))
+
+                let simulated = try await BlimpProcess.run(
+                    [
+                        "simulate-devices", "--url", "http://127.0.0.1:\(port)", "--app-key", app["app_key"]!,
+                        "--count", "20", "--concurrency", "4", "--activity-name", "match-7", "--lookup-rate", "50",
+                    ],
+                    environment: ["BLIMP_APP_SECRET": app["app_secret"]!, "BLIMP_MASTER_SECRET": app["master_secret"]!]
+                )
+                #expect(simulated.status == 0, "\(simulated.stderr)")
+                #expect(simulated.stdout.hasPrefix("devices 20 in "), "\(simulated.stdout)")
+                #expect(simulated.stdout.contains("PUT /api/channels/sdk/batch"))
+
+                let stored = try await client.query(
+                    "SELECT count(*)::int, count(DISTINCT channel_id)::int FROM live_activities WHERE name = 'match-7' AND state = 'active'",
+                    logger: TestDatabase.logger
+                )
+                for try await (activities, channels) in stored.decode((Int, Int).self) {
+                    #expect(activities == 20 && channels == 20)
+                }
+
+                api.signal(SIGTERM)
+                let result = await api.wait()
+                #expect(result.status == 0, "\(result.stderr)")
+            }
         }
     }
 
@@ -172,7 +210,7 @@ import Testing
                     let result = await dev.wait()
                     #expect(result.status == 0, "\(result.stderr)")
                     #expect(result.stdout.contains("API            http://127.0.0.1:\(port)"))
-                    #expect(result.stdout.contains("curl http://127.0.0.1:\(port)/health"))
+                    #expect(result.stdout.contains("curl http://127.0.0.1:\(port)/ready"))
                     #expect(result.stdout.contains("the simulator at https://127.0.0.1:\(simPort)"))
                     let appKey = try #require(result.stdout.firstMatch(of: /App key +([A-Za-z0-9_-]{22})/)).1
                     if run == 0 { firstKey = String(appKey) } else { #expect(String(appKey) == firstKey) }

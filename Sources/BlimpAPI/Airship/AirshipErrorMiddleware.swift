@@ -17,7 +17,6 @@ struct AirshipErrorMiddleware<Context: RequestContext>: RouterMiddleware {
                 switch error.status {
                 case .notFound: "Not found"
                 case .contentTooLarge: "The request body is too large."
-                case .methodNotAllowed: "Method not allowed"
                 default: error.status.reasonPhrase
                 }
             return try AirshipError(error.status, message).response(from: request, context: context)

@@ -11,7 +11,7 @@ import Hummingbird
 ///   channel), signed with the app secret; SDKs before 17 sign `appKey:channelID` alone;
 /// - a channel token Blimp issued from `GET /api/auth/device`, with `X-UA-Appkey`.
 ///
-/// Every failure is the same 401, which tells nothing about which part was wrong.
+/// Every failure is a 401; its details say which check failed, never a secret or whether an app key exists.
 struct Authenticator: Sendable {
     let apps: AppDirectory
     let tokenKey: IssuedTokenKey
@@ -68,7 +68,7 @@ struct Authenticator: Sendable {
     private func bearer(_ token: String, _ headers: HTTPFields) async throws -> Caller {
         let appKey = headers[Self.appKey] ?? headers[Self.appKeyDefault]
         guard let appKey, let credentials = try await self.apps.credentials(appKey: appKey) else {
-            throw AirshipError.unauthorized("X-UA-Appkey names no app")
+            throw AirshipError.unauthorized("the token is not valid")
         }
         // The SDK signs the channel id as it sends it.
         let channelText = headers[Self.channelID]

@@ -64,7 +64,11 @@ struct DevCommand: AsyncParsableCommand {
 
     func banner(demo: CreatedApp, apns: APNsEndpointSettings, simulator: EmbeddedSimulator?) -> String {
         let base = "http://\(self.listen.host):\(self.listen.port)"
-        var tries = ["curl \(base)/health", "curl \(base)/ready"]
+        var tries = [
+            "curl \(base)/ready",
+            "BLIMP_APP_SECRET=\(demo.appSecret) blimp simulate-devices --url \(base) --app-key \(demo.appKey) --count 100",
+            "curl -u \(demo.appKey):\(demo.masterSecret) -H 'Accept: application/vnd.urbanairship+json; version=3' \(base)/api/channels?limit=5",
+        ]
         if let simulator { tries.append("curl \(simulator.adminURL)/counters") }
         let apnsLine = simulator.map { "the simulator at \($0.url) (admin \($0.adminURL)), trusting the demo app's key" }
         return """

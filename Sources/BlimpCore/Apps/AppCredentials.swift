@@ -1,8 +1,8 @@
 /// The credentials issued to an app when it is created, in Airship's shape.
 ///
 /// The app key identifies the app; the app secret authenticates devices (the SDK's APIs); the master secret
-/// authenticates servers (the Push API and everything that reads or changes other devices). Only their digests
-/// are stored, so they are shown once.
+/// authenticates servers (the Push API and everything that reads or changes other devices). Their digests are
+/// stored, and the app secret also sealed (the SDK signs with it); they are shown once.
 public struct AppCredentials: Sendable, Equatable {
     public let appKey: String
     public let appSecret: String

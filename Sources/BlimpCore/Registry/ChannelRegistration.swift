@@ -44,6 +44,17 @@ public struct ChannelRegistration: Decodable, Sendable, Equatable {
     public struct QuietTime: Codable, Sendable, Equatable {
         public var start: String?
         public var end: String?
+
+        /// Both keys, `null` when unset, as Airship shows them.
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(self.start, forKey: .start)
+            try container.encode(self.end, forKey: .end)
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case start, end
+        }
     }
 
     enum CodingKeys: String, CodingKey {

@@ -67,6 +67,15 @@ public struct TagOperations: Sendable, Equatable, Decodable {
         }
     }
 
+    /// The (group, tag) pairs an owner with no tags has once these operations apply: set and added tags, less the
+    /// removed ones, sorted.
+    public func pairsForANewOwner() -> [(group: String, tag: String)] {
+        var groups = self.set.mapValues(Set.init)
+        for (group, tags) in self.add { groups[group, default: []].formUnion(tags) }
+        for (group, tags) in self.remove { groups[group]?.subtract(tags) }
+        return groups.sorted { $0.key < $1.key }.flatMap { group, tags in tags.sorted().map { (group, $0) } }
+    }
+
     /// The tag group the SDK's own channel tags live in.
     public static let deviceGroup = "device"
 }

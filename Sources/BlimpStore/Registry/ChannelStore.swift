@@ -27,27 +27,30 @@ public struct ChannelStore: Sendable {
     ) async throws(RegistryError) -> (channelID: UUID, created: Bool) {
         let fields = ChannelColumns(registration)
         let now = self.now()
-        let created: UUID? = try await self.transaction(needed: !registration.tags.isEmpty) { connection in
-            let rows = try await connection.query(
+        let tags = registration.tags.pairsForANewOwner()
+        // One statement: the channel and its tags, or nothing when the push address is already registered.
+        let created: UUID? = try await RegistryError.mapping {
+            let rows = try await self.client.query(
                 """
-                INSERT INTO channels (app_id, channel_id, push_address, opt_in, background, frequent_pushes_enabled,
-                                      alias, timezone, locale_language, locale_country, badge, quiet_time,
-                                      created_at, last_registration)
-                VALUES (\(appID), \(UUID()), \(registration.pushAddress), coalesce(\(fields.optIn), false),
-                        coalesce(\(fields.background), false), coalesce(\(fields.frequentPushes), false),
-                        \(fields.alias), \(fields.timezone), \(fields.localeLanguage), \(fields.localeCountry),
-                        \(fields.badge), \(fields.quietTime)::jsonb, \(now), \(now))
-                ON CONFLICT (app_id, push_address) WHERE push_address IS NOT NULL DO NOTHING
-                RETURNING channel_id
+                WITH created AS (
+                    INSERT INTO channels (app_id, channel_id, push_address, opt_in, background, frequent_pushes_enabled,
+                                          alias, timezone, locale_language, locale_country, badge, quiet_time,
+                                          created_at, last_registration)
+                    VALUES (\(appID), \(UUID()), \(registration.pushAddress), coalesce(\(fields.optIn), false),
+                            coalesce(\(fields.background), false), coalesce(\(fields.frequentPushes), false),
+                            \(fields.alias), \(fields.timezone), \(fields.localeLanguage), \(fields.localeCountry),
+                            \(fields.badge), \(fields.quietTime)::jsonb, \(now), \(now))
+                    ON CONFLICT (app_id, push_address) WHERE push_address IS NOT NULL DO NOTHING
+                    RETURNING channel_id),
+                tagged AS (
+                    INSERT INTO channel_tags (app_id, tag_group, tag, channel_id)
+                    SELECT \(appID), tag_group, tag, channel_id
+                    FROM created, unnest(\(tags.map(\.group))::text[], \(tags.map(\.tag))::text[]) AS t (tag_group, tag))
+                SELECT channel_id FROM created
                 """,
                 logger: self.logger
             )
-            for try await channelID in rows.decode(UUID.self) {
-                try await TagWriter.channels.apply(
-                    registration.tags, appID: appID, owners: [channelID.lowercased], on: connection, logger: self.logger)
-                return channelID
-            }
-            return nil
+            return try await rows.decode(UUID.self).array().first
         }
         if let created { return (created, true) }
         // The push address is registered: that channel is this device's.

@@ -55,7 +55,8 @@ public struct NamedUserStore: Sendable {
                 "SELECT named_user_id FROM channels WHERE app_id = \(appID) AND channel_id = \(channelID)",
                 logger: self.logger
             )
-            return try await rows.decode(String?.self).array().first ?? nil
+            guard let row = try await rows.decode(String?.self).array().first else { throw RegistryError.notFound }
+            return row
         }
     }
 

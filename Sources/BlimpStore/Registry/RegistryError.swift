@@ -26,7 +26,10 @@ public enum RegistryError: Error, Equatable, CustomStringConvertible {
     private static func from(_ error: any Error) -> RegistryError {
         switch error {
         case let error as RegistryError: error
-        case let error as PostgresTransactionError: Self.from(error.closureError ?? error.beginError ?? error.commitError ?? error)
+        case let error as PostgresTransactionError:
+            if let inner = error.closureError ?? error.beginError ?? error.commitError { Self.from(inner) } else {
+                .database(reason: "the transaction failed")
+            }
         case let error as PSQLError where error.serverInfo?[.sqlState] == "23503": .notFound
         default: .database(reason: DatabaseError.reason(for: error))
         }
