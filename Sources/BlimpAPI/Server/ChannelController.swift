@@ -55,7 +55,7 @@ struct ChannelController: Sendable {
     /// are skipped.
     func tags(_ request: Request, _ context: some RequestContext) async throws -> Response {
         let caller = try await self.auth.master(request)
-        let body = try await AirshipJSON.decode(TagRequest.self, from: request, context: context)
+        let body = try await AirshipJSON.decode(TagRequest<ChannelAudience>.self, from: request, context: context)
         do {
             try body.operations.validate(exclusiveSet: true)
         } catch {
@@ -97,20 +97,6 @@ struct ChannelController: Sendable {
         enum CodingKeys: String, CodingKey {
             case ok, channels
             case nextPage = "next_page"
-        }
-    }
-
-    struct TagRequest: Decodable {
-        var audience: ChannelAudience
-        var operations: TagOperations
-
-        enum CodingKeys: String, CodingKey {
-            case audience
-        }
-
-        init(from decoder: any Decoder) throws {
-            self.audience = try decoder.container(keyedBy: CodingKeys.self).decode(ChannelAudience.self, forKey: .audience)
-            self.operations = try TagOperations(from: decoder)
         }
     }
 

@@ -42,7 +42,7 @@ struct NamedUserController: Sendable {
     /// `{"audience": {"named_user_id": id | [id]}, "add" | "remove" | "set": {group: [tags]}}`.
     func tags(_ request: Request, _ context: some RequestContext) async throws -> Response {
         let caller = try await self.auth.master(request)
-        let body = try await AirshipJSON.decode(TagRequest.self, from: request, context: context)
+        let body = try await AirshipJSON.decode(TagRequest<Audience>.self, from: request, context: context)
         try body.operations.validate(exclusiveSet: true)
         let ids = try Self.check(body.audience.namedUserID.values, path: "audience.named_user_id")
         try await self.namedUsers.changeTags(body.operations, namedUserIDs: ids, appID: caller.app.id)
@@ -109,20 +109,6 @@ struct NamedUserController: Sendable {
 
         enum CodingKeys: String, CodingKey {
             case namedUserID = "named_user_id"
-        }
-    }
-
-    struct TagRequest: Decodable {
-        var audience: Audience
-        var operations: TagOperations
-
-        enum CodingKeys: String, CodingKey {
-            case audience
-        }
-
-        init(from decoder: any Decoder) throws {
-            self.audience = try decoder.container(keyedBy: CodingKeys.self).decode(Audience.self, forKey: .audience)
-            self.operations = try TagOperations(from: decoder)
         }
     }
 
