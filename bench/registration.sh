@@ -3,8 +3,10 @@
 # and report one Live Activity token, against `blimp api` on a throwaway PostgreSQL with fsync on (its defaults), while
 # the server API looks channels up at a steady rate. Prints the simulator's table.
 #
-#   bench/registration.sh [devices] [concurrency] [lookups per second]
+#   bench/registration.sh [devices] [concurrency] [lookups per second] [devices per second]
 #
+# Without a rate, devices register as fast as the API answers (the intake ceiling); with one, they start at that
+# pace, which is how lookup latency is measured under a given load.
 # Uses the release build (swift build -c release --product blimp; BLIMP=path overrides). Results go in
 # docs/performance.md.
 set -euo pipefail
@@ -14,6 +16,7 @@ source scripts/postgres.sh
 devices=${1:-50000}
 concurrency=${2:-64}
 lookup_rate=${3:-200}
+rate=${4:-}
 blimp=${BLIMP:-.build/release/blimp}
 [ -x "$blimp" ] || swift build -c release --product blimp
 
@@ -40,7 +43,7 @@ port=$(free_port)
 api_pid=$!
 for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/ready" >/dev/null && break; sleep 0.1; done
 
-echo "$devices devices, $concurrency at once, $lookup_rate lookups/s; PostgreSQL $("$(postgres_bindir)/postgres" --version | awk '{print $3}') with fsync on; $(nproc) cores"
+echo "$devices devices, $concurrency at once${rate:+, $rate started/s}, $lookup_rate lookups/s; PostgreSQL $("$(postgres_bindir)/postgres" --version | awk '{print $3}') with fsync on; $(nproc) cores"
 BLIMP_APP_SECRET=$(field app_secret) BLIMP_MASTER_SECRET=$(field master_secret) \
     "$blimp" simulate-devices --url "http://127.0.0.1:$port" --app-key "$(field app_key)" \
-    --count "$devices" --concurrency "$concurrency" --lookup-rate "$lookup_rate"
+    --count "$devices" --concurrency "$concurrency" --lookup-rate "$lookup_rate" ${rate:+--rate "$rate"}

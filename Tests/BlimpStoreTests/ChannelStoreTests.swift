@@ -46,6 +46,36 @@ import Testing
         }
     }
 
+    /// Concurrent writes are coalesced into multi-row statements; each request still gets its own answer.
+    @Test func concurrentRegistrationsAndTokensKeepTheirRules() async throws {
+        try await self.withStore { store, app, _ in
+            // Every push address registers twice at once: one channel each, created once.
+            let registered = try await withThrowingTaskGroup(of: (Int, UUID, Bool).self) { group in
+                for device in 0..<80 {
+                    let registration = try self.registration(#"{"device_type": "ios", "push_address": "\#(self.token(device % 40))", "set_tags": true, "tags": ["t\#(device % 40)"]}"#)
+                    group.addTask { let (id, created) = try await store.register(registration, appID: app.id); return (device % 40, id, created) }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            for address in 0..<40 {
+                let answers = registered.filter { $0.0 == address }
+                #expect(Set(answers.map(\.1)).count == 1)
+                #expect(answers.filter(\.2).count == 1)
+                #expect(try await store.lookup(channelID: answers[0].1, appID: app.id)?.tagGroups == ["device": ["t\(address)"]])
+            }
+            // Tokens for one activity, all at once: the newest wins, whatever the order they are written in.
+            let channel = registered[0].1
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for step in (1...30).shuffled() {
+                    group.addTask { try await store.apply(self.batch(self.set("match", id: "a1", token: step, at: Int64(step))), channelID: channel, appID: app.id) }
+                }
+                try await group.waitForAll()
+            }
+            #expect(try await store.lookup(channelID: channel, appID: app.id)?.liveActivities.map(\.token) == [self.token(30)])
+            #expect(RegistrationWriter.rounds(["a", "b", "a", "a", "c", "b"]) == [[0, 1, 4], [2, 5], [3]])
+        }
+    }
+
     @Test func updatesMergeOnlyWhatTheyCarry() async throws {
         try await self.withStore { store, app, clock in
             let (id, _) = try await store.register(try self.registration(#"{"device_type": "ios", "opt_in": true, "background": true, "timezone": "Europe/Berlin", "set_tags": true, "tags": ["a", "b"]}"#), appID: app.id)

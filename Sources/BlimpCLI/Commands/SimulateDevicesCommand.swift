@@ -17,13 +17,16 @@ struct SimulateDevicesCommand: AsyncParsableCommand {
     @Option(help: "How many register at once, each on its own connection.") var concurrency = 32
     @Option(help: "The name each device tracks its Live Activity under.") var activityName = "demo-match"
     @Option(help: "Channel lookups per second meanwhile, with BLIMP_MASTER_SECRET set (0: none).") var lookupRate = 0
+    @Option(help: "Devices started per second (default: as fast as the API answers).") var rate: Int?
 
     func run() async throws {
         guard let appSecret else { throw CLIError("give --app-secret or set BLIMP_APP_SECRET") }
         guard let components = URLComponents(string: self.url), components.scheme == "http", let host = components.host else {
             throw CLIError("--url must be an http:// URL (got \(self.url))")
         }
-        guard self.count > 0, self.concurrency > 0 else { throw CLIError("--count and --concurrency must be positive") }
+        guard self.count > 0, self.concurrency > 0, (self.rate ?? 1) > 0 else {
+            throw CLIError("--count, --concurrency and --rate must be positive")
+        }
         let simulator = DeviceSimulator(
             host: host,
             port: components.port ?? 80,
@@ -33,7 +36,8 @@ struct SimulateDevicesCommand: AsyncParsableCommand {
             concurrency: self.concurrency,
             activityName: self.activityName,
             masterSecret: ProcessInfo.processInfo.environment["BLIMP_MASTER_SECRET"],
-            lookupRate: self.lookupRate
+            lookupRate: self.lookupRate,
+            rate: self.rate
         )
         let count = self.count
         let report = try await simulator.run { done, seconds in

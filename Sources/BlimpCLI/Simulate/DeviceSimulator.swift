@@ -18,6 +18,8 @@ struct DeviceSimulator: Sendable {
     /// With the master secret, lookups of registered channels run alongside at `lookupRate` per second.
     var masterSecret: String?
     var lookupRate: Int
+    /// Devices started per second; `nil` registers as fast as the API answers.
+    var rate: Int?
 
     /// What happened, with latencies in seconds.
     struct Report {
@@ -35,7 +37,7 @@ struct DeviceSimulator: Sendable {
         let start = ContinuousClock.now
         var report = try await withThrowingTaskGroup(of: Report.self) { group in
             for _ in 0..<self.concurrency {
-                group.addTask { try await self.lane(shared) }
+                group.addTask { try await self.lane(shared, start: start) }
             }
             let lookups = Task { try await self.lookups(shared) }
             let ticker = Task {
@@ -67,11 +69,15 @@ struct DeviceSimulator: Sendable {
     }
 
     /// One connection registering devices one after another until all are taken.
-    private func lane(_ shared: Shared) async throws -> Report {
+    private func lane(_ shared: Shared, start: ContinuousClock.Instant) async throws -> Report {
         try await HTTP1Connection.with(host: self.host, port: self.port) { connection in
             var report = Report()
-            while shared.next.add(1, ordering: .relaxed).oldValue < self.count {
-                let channelID = try await self.register(&connection, report: &report)
+            var random = SeededRandomNumberGenerator(seed: UInt64.random(in: .min ... .max))
+            while true {
+                let device = shared.next.add(1, ordering: .relaxed).oldValue
+                guard device < self.count else { break }
+                if let rate = self.rate { try? await Task.sleep(until: start + .seconds(1) * device / rate) }
+                let channelID = try await self.register(&connection, report: &report, random: &random)
                 shared.registered.withLock { $0.append(channelID) }
                 shared.done.add(1, ordering: .relaxed)
             }
@@ -79,9 +85,13 @@ struct DeviceSimulator: Sendable {
         }
     }
 
-    private func register(_ connection: inout HTTP1Connection, report: inout Report) async throws -> String {
+    private func register(
+        _ connection: inout HTTP1Connection,
+        report: inout Report,
+        random: inout SeededRandomNumberGenerator
+    ) async throws -> String {
         let create = """
-            {"channel": {"device_type": "ios", "opt_in": true, "background": true, "push_address": "\(Self.randomHex(32))",
+            {"channel": {"device_type": "ios", "opt_in": true, "background": true, "push_address": "\(Self.randomHex(32, using: &random))",
              "set_tags": true, "tags": ["simulated"], "timezone": "Europe/Berlin", "locale_language": "en",
              "ios": {"badge": 0, "tz": "Europe/Berlin", "frequent_pushes_enabled": \(Bool.random())}}}
             """
@@ -97,8 +107,8 @@ struct DeviceSimulator: Sendable {
 
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         let batch = """
-            {"live_activities": [{"action": "set", "type": "update_token", "id": "\(UUID().uuidString)",
-              "name": "\(self.activityName)", "token": "\(Self.randomHex(80))", "start_ts_ms": \(now), "action_ts_ms": \(now)}]}
+            {"live_activities": [{"action": "set", "type": "update_token", "id": "\(UUID.random().apnsIDString)",
+              "name": "\(self.activityName)", "token": "\(Self.randomHex(80, using: &random))", "start_ts_ms": \(now), "action_ts_ms": \(now)}]}
             """
         let applied = try await Self.timed(&report.batch) {
             try await connection.send(
@@ -152,9 +162,17 @@ struct DeviceSimulator: Sendable {
         return value
     }
 
-    static func randomHex(_ bytes: Int) -> String {
-        var generator = SystemRandomNumberGenerator()
-        return (0..<bytes).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined()
+    /// `bytes` random bytes in lower-case hex, as tokens are written.
+    static func randomHex(_ bytes: Int, using random: inout SeededRandomNumberGenerator) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        return String(unsafeUninitializedCapacity: bytes * 2) { text in
+            for index in 0..<bytes {
+                let byte = UInt8(truncatingIfNeeded: random.next())
+                text[2 * index] = digits[Int(byte >> 4)]
+                text[2 * index + 1] = digits[Int(byte & 0x0F)]
+            }
+            return bytes * 2
+        }
     }
 
     struct Failure: Error, CustomStringConvertible {

@@ -5,7 +5,7 @@ import Foundation
 public enum SDKRequestHeaders {
     /// `.generatedAppToken`: signed `appKey:nonce:timestamp`, for remote data and channel creation.
     public static func appSigned(appKey: String, appSecret: String, now: Date = Date()) -> [(String, String)] {
-        let nonce = UUID().uuidString
+        let nonce = UUID.random().apnsIDString
         let timestamp = Self.timestamp(now)
         return [
             ("Authorization", "Bearer " + SDKSignature.sign([appKey, nonce, timestamp], appSecret: appSecret)),
@@ -17,7 +17,7 @@ public enum SDKRequestHeaders {
 
     /// `.generatedChannelToken`: signed `appKey:channelID:nonce:timestamp`, for `GET /api/auth/device` and contacts.
     public static func channelSigned(appKey: String, appSecret: String, channelID: String, now: Date = Date()) -> [(String, String)] {
-        let nonce = UUID().uuidString
+        let nonce = UUID.random().apnsIDString
         let timestamp = Self.timestamp(now)
         return [
             ("Authorization", "Bearer " + SDKSignature.sign([appKey, channelID, nonce, timestamp], appSecret: appSecret)),

@@ -1,8 +1,9 @@
 import BlimpCore
 import Foundation
 
-/// A registration's values for the `channels` columns; `nil` leaves a column as it is.
-struct ChannelColumns {
+/// A registration's values for the `channels` columns; `nil` leaves a column as it is. Encoded, the keys are the
+/// column names.
+struct ChannelColumns: Encodable, Sendable {
     var optIn: Bool?
     var background: Bool?
     var frequentPushes: Bool?
@@ -12,8 +13,7 @@ struct ChannelColumns {
     var localeLanguage: String?
     var localeCountry: String?
     var badge: Int?
-    /// `channel.ios.quiettime` as JSON text.
-    var quietTime: String?
+    var quietTime: ChannelRegistration.QuietTime?
 
     init(_ registration: CheckedChannelRegistration) {
         let fields = registration.fields
@@ -25,7 +25,19 @@ struct ChannelColumns {
         self.localeLanguage = fields.localeLanguage
         self.localeCountry = fields.localeCountry
         self.badge = fields.ios?.badge
-        self.quietTime = fields.ios?.quietTime.flatMap { try? JSONText($0).text }
+        self.quietTime = fields.ios?.quietTime
+    }
+
+    /// `quiet_time` as JSON text, for a `jsonb` parameter.
+    var quietTimeJSON: String? { self.quietTime.flatMap { try? JSONText($0).text } }
+
+    enum CodingKeys: String, CodingKey {
+        case background, alias, timezone, badge
+        case optIn = "opt_in"
+        case frequentPushes = "frequent_pushes_enabled"
+        case localeLanguage = "locale_language"
+        case localeCountry = "locale_country"
+        case quietTime = "quiet_time"
     }
 }
 

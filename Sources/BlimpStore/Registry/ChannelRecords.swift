@@ -3,30 +3,51 @@ import Foundation
 import Logging
 import PostgresNIO
 
-/// Reads whole ``ChannelRecord``s for a set of channels: four set-based queries, however many channels.
+/// Reads whole ``ChannelRecord``s for a set of channels in one query: each channel's tags, activities and
+/// push-to-start tokens come along as JSON.
 struct ChannelRecords {
     let appID: Int64
     let now: Date
     let logger: Logger
 
-    /// The app's channels among `channelIDs`, in that order.
+    /// The app's channels among `channelIDs`, in that order. Activities show while still on the device: not
+    /// removed, within 12 hours of their start and not past their dismissal date; those 8 hours past their start
+    /// show as ended.
     func fetch(_ channelIDs: [UUID], on connection: PostgresConnection) async throws -> [ChannelRecord] {
         let ids = channelIDs.map(\.lowercased)
-        var records: [String: ChannelRecord] = [:]
         let rows = try await connection.query(
             """
-            SELECT channel_id::text, installed, opt_in, background, push_address, created_at, last_registration,
-                   named_user_id, alias, badge, quiet_time::text, timezone, frequent_pushes_enabled, attributes::text
-            FROM channels WHERE app_id = \(self.appID) AND channel_id = ANY(\(ids)::uuid[])
+            SELECT c.channel_id::text, c.installed, c.opt_in, c.background, c.push_address, c.created_at,
+                   c.last_registration, c.named_user_id, c.alias, c.badge, c.quiet_time::text, c.timezone,
+                   c.frequent_pushes_enabled, c.attributes::text,
+                   (SELECT coalesce(json_agg(json_build_array(t.tag_group, t.tag) ORDER BY t.tag_group, t.tag), '[]')
+                    FROM channel_tags t WHERE t.app_id = c.app_id AND t.channel_id = c.channel_id)::text,
+                   (SELECT coalesce(json_agg(json_build_object(
+                               'name', a.name, 'id', a.activity_id, 'token', a.token, 'state', a.state,
+                               'started_at', extract(epoch FROM a.started_at),
+                               'updated_at', extract(epoch FROM a.updated_at)) ORDER BY a.name), '[]')
+                    FROM live_activities a
+                    WHERE a.app_id = c.app_id AND a.channel_id = c.channel_id AND a.state <> 'removed'
+                      AND a.started_at >= \(self.now.addingTimeInterval(-LiveActivityLifetime.kept))
+                      AND (a.dismiss_at IS NULL OR a.dismiss_at >= \(self.now)))::text,
+                   (SELECT coalesce(json_object_agg(p.attributes_type, p.token), '{}')
+                    FROM push_to_start_tokens p
+                    WHERE p.app_id = c.app_id AND p.channel_id = c.channel_id AND p.token IS NOT NULL)::text
+            FROM channels c WHERE c.app_id = \(self.appID) AND c.channel_id = ANY(\(ids)::uuid[])
             """,
             logger: self.logger
         )
-        let decoder = JSONDecoder()
+        var records: [String: ChannelRecord] = [:]
         for try await row in rows.decode(
-            (String, Bool, Bool, Bool, String?, Date, Date, String?, String?, Int?, String?, String?, Bool, String).self
+            (String, Bool, Bool, Bool, String?, Date, Date, String?, String?, Int?, String?, String?, Bool, String,
+             String, String, String).self
         ) {
             let (id, installed, optIn, background, pushAddress, created, lastRegistration, namedUser, alias, badge,
-                 quietTime, timezone, frequentPushes, attributes) = row
+                 quietTime, timezone, frequentPushes, attributes, tags, activities, startTokens) = row
+            var tagGroups: [String: [String]] = [:]
+            for pair in try Self.decode([[String]].self, tags) where pair.count == 2 {
+                tagGroups[pair[0], default: []].append(pair[1])
+            }
             records[id] = ChannelRecord(
                 channelID: UUID(uuidString: id)!,
                 installed: installed,
@@ -37,60 +58,44 @@ struct ChannelRecords {
                 lastRegistration: lastRegistration,
                 namedUserID: namedUser,
                 alias: alias,
-                tagGroups: [:],
+                tagGroups: tagGroups,
                 badge: badge,
-                quietTime: quietTime.flatMap { try? decoder.decode(ChannelRegistration.QuietTime.self, from: Data($0.utf8)) },
+                quietTime: try quietTime.map { try Self.decode(ChannelRegistration.QuietTime.self, $0) },
                 timezone: timezone,
                 frequentPushesEnabled: frequentPushes,
-                attributes: (try? decoder.decode([String: JSONValue].self, from: Data(attributes.utf8))) ?? [:],
-                liveActivities: [],
-                pushToStartTokens: [:]
+                attributes: try Self.decode([String: JSONValue].self, attributes),
+                liveActivities: try Self.decode([ActivityRow].self, activities).map { $0.activity(now: self.now) },
+                pushToStartTokens: try Self.decode([String: String].self, startTokens)
             )
-        }
-        guard !records.isEmpty else { return [] }
-        for (id, groups) in try await TagWriter.channels.tags(appID: self.appID, owners: ids, on: connection, logger: self.logger) {
-            records[id]?.tagGroups = groups
-        }
-        try await self.addActivities(to: &records, ids: ids, on: connection)
-        let tokens = try await connection.query(
-            """
-            SELECT channel_id::text, attributes_type, token FROM push_to_start_tokens
-            WHERE app_id = \(self.appID) AND channel_id = ANY(\(ids)::uuid[]) AND token IS NOT NULL
-            """,
-            logger: self.logger
-        )
-        for try await (id, attributesType, token) in tokens.decode((String, String, String).self) {
-            records[id]?.pushToStartTokens[attributesType] = token
         }
         return ids.compactMap { records[$0] }
     }
 
-    /// The tracked activities that are still on the device: not removed, within 12 hours of their start and not past
-    /// their dismissal date. Those 8 hours past their start show as ended.
-    private func addActivities(
-        to records: inout [String: ChannelRecord],
-        ids: [String],
-        on connection: PostgresConnection
-    ) async throws {
-        let rows = try await connection.query(
-            """
-            SELECT channel_id::text, name, activity_id, token, state, started_at, updated_at FROM live_activities
-            WHERE app_id = \(self.appID) AND channel_id = ANY(\(ids)::uuid[]) AND state <> 'removed'
-              AND started_at >= \(self.now.addingTimeInterval(-LiveActivityLifetime.kept))
-              AND (dismiss_at IS NULL OR dismiss_at >= \(self.now))
-            ORDER BY name
-            """,
-            logger: self.logger
-        )
-        for try await (id, name, activityID, token, state, startedAt, updatedAt) in rows.decode(
-            (String, String, String, String, String, Date, Date).self
-        ) {
-            let ended = state == "ended" || !LiveActivityLifetime.isUpdatable(startedAt: startedAt, now: self.now)
-            records[id]?.liveActivities.append(
-                TrackedLiveActivity(
-                    name: name, id: activityID, token: token, startedAt: startedAt, updatedAt: updatedAt,
-                    state: ended ? "ended" : "active"
-                )
+    private static func decode<T: Decodable>(_ type: T.Type, _ json: String) throws -> T {
+        try JSONDecoder().decode(T.self, from: Data(json.utf8))
+    }
+
+    /// An activity as the query aggregates it, times in seconds since 1970.
+    private struct ActivityRow: Decodable {
+        var name: String
+        var id: String
+        var token: String
+        var state: String
+        var startedAt: Double
+        var updatedAt: Double
+
+        enum CodingKeys: String, CodingKey {
+            case name, id, token, state
+            case startedAt = "started_at"
+            case updatedAt = "updated_at"
+        }
+
+        func activity(now: Date) -> TrackedLiveActivity {
+            let startedAt = Date(timeIntervalSince1970: self.startedAt)
+            let ended = self.state == "ended" || !LiveActivityLifetime.isUpdatable(startedAt: startedAt, now: now)
+            return TrackedLiveActivity(
+                name: self.name, id: self.id, token: self.token, startedAt: startedAt,
+                updatedAt: Date(timeIntervalSince1970: self.updatedAt), state: ended ? "ended" : "active"
             )
         }
     }

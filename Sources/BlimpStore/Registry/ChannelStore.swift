@@ -11,10 +11,14 @@ public struct ChannelStore: Sendable {
     /// The clock for lifetimes; tests inject their own.
     let now: @Sendable () -> Date
 
+    /// Channel creations and activity tokens, coalesced across concurrent requests.
+    let writer: RegistrationWriter
+
     public init(client: PostgresClient, logger: Logger, now: @escaping @Sendable () -> Date = Date.init) {
         self.client = client
         self.logger = logger
         self.now = now
+        self.writer = RegistrationWriter(client: client, logger: logger, now: now)
     }
 
     // MARK: - Device API
@@ -25,34 +29,11 @@ public struct ChannelStore: Sendable {
         _ registration: CheckedChannelRegistration,
         appID: Int64
     ) async throws(RegistryError) -> (channelID: UUID, created: Bool) {
-        let fields = ChannelColumns(registration)
-        let now = self.now()
-        let tags = registration.tags.pairsForANewOwner()
-        // One statement: the channel and its tags, or nothing when the push address is already registered.
-        let created: UUID? = try await RegistryError.mapping {
-            let rows = try await self.client.query(
-                """
-                WITH created AS (
-                    INSERT INTO channels (app_id, channel_id, push_address, opt_in, background, frequent_pushes_enabled,
-                                          alias, timezone, locale_language, locale_country, badge, quiet_time,
-                                          created_at, last_registration)
-                    VALUES (\(appID), \(UUID()), \(registration.pushAddress), coalesce(\(fields.optIn), false),
-                            coalesce(\(fields.background), false), coalesce(\(fields.frequentPushes), false),
-                            \(fields.alias), \(fields.timezone), \(fields.localeLanguage), \(fields.localeCountry),
-                            \(fields.badge), \(fields.quietTime)::jsonb, \(now), \(now))
-                    ON CONFLICT (app_id, push_address) WHERE push_address IS NOT NULL DO NOTHING
-                    RETURNING channel_id),
-                tagged AS (
-                    INSERT INTO channel_tags (app_id, tag_group, tag, channel_id)
-                    SELECT \(appID), tag_group, tag, channel_id
-                    FROM created, unnest(\(tags.map(\.group))::text[], \(tags.map(\.tag))::text[]) AS t (tag_group, tag))
-                SELECT channel_id FROM created
-                """,
-                logger: self.logger
-            )
-            return try await rows.decode(UUID.self).array().first
+        let channelID = UUID.random()
+        let created = try await RegistryError.mapping {
+            try await self.writer.creations.submit(.init(registration, appID: appID, channelID: channelID))
         }
-        if let created { return (created, true) }
+        if created { return (channelID, true) }
         // The push address is registered: that channel is this device's.
         guard let pushAddress = registration.pushAddress else {
             throw .database(reason: "the insert returned no row")
@@ -99,7 +80,7 @@ public struct ChannelStore: Sendable {
                     locale_language = coalesce(\(fields.localeLanguage), locale_language),
                     locale_country = coalesce(\(fields.localeCountry), locale_country),
                     badge = coalesce(\(fields.badge), badge),
-                    quiet_time = coalesce(\(fields.quietTime)::jsonb, quiet_time),
+                    quiet_time = coalesce(\(fields.quietTimeJSON)::jsonb, quiet_time),
                     installed = true,
                     last_registration = \(self.now())
                 WHERE app_id = \(appID) AND channel_id = \(channelID)
@@ -113,36 +94,43 @@ public struct ChannelStore: Sendable {
         }
     }
 
-    /// Applies the SDK's batch (`PUT /api/channels/sdk/batch/{id}`): tags, attributes, then Live Activity entries in
-    /// order, each last-writer-wins by its `action_ts_ms`.
+    /// Applies the SDK's batch (`PUT /api/channels/sdk/batch/{id}`): tags and attributes together, then Live
+    /// Activity entries one after another, in order, each last-writer-wins by its `action_ts_ms`.
     public func apply(_ batch: CheckedChannelBatch, channelID: UUID, appID: Int64) async throws(RegistryError) {
-        let statements = batch.attributes.count + batch.liveActivities.count
-        let onlyActivities = batch.tags.isEmpty && batch.attributes.isEmpty
-        try await self.transaction(needed: statements > 1 || !batch.tags.isEmpty) { connection in
-            // An activity entry's foreign key proves the channel is the app's; otherwise ask.
-            if !onlyActivities || batch.liveActivities.isEmpty {
+        // An activity entry proves the channel is the app's (a foreign key, or the token writer's join); else ask.
+        if !batch.tags.isEmpty || !batch.attributes.isEmpty || batch.liveActivities.isEmpty {
+            try await self.transaction(needed: !batch.tags.isEmpty || batch.attributes.count > 1) { connection in
                 let rows = try await connection.query(
                     "SELECT 1 FROM channels WHERE app_id = \(appID) AND channel_id = \(channelID) FOR SHARE",
                     logger: self.logger
                 )
                 guard try await rows.collect().count == 1 else { throw RegistryError.notFound }
+                try await TagWriter.channels.apply(
+                    batch.tags, appID: appID, owners: [channelID.lowercased], on: connection, logger: self.logger)
+                for (key, value) in batch.attributes {
+                    let change: PostgresQuery =
+                        if let value {
+                            "UPDATE channels SET attributes = attributes || jsonb_build_object(\(key), \(try JSONText(value).text)::jsonb) WHERE app_id = \(appID) AND channel_id = \(channelID)"
+                        } else {
+                            "UPDATE channels SET attributes = attributes - \(key) WHERE app_id = \(appID) AND channel_id = \(channelID)"
+                        }
+                    try await connection.query(change, logger: self.logger)
+                }
             }
-            try await TagWriter.channels.apply(
-                batch.tags, appID: appID, owners: [channelID.lowercased], on: connection, logger: self.logger)
-            for (key, value) in batch.attributes {
-                let change: PostgresQuery =
-                    if let value {
-                        "UPDATE channels SET attributes = attributes || jsonb_build_object(\(key), \(try JSONText(value).text)::jsonb) WHERE app_id = \(appID) AND channel_id = \(channelID)"
-                    } else {
-                        "UPDATE channels SET attributes = attributes - \(key) WHERE app_id = \(appID) AND channel_id = \(channelID)"
-                    }
-                try await connection.query(change, logger: self.logger)
-            }
-            for update in batch.liveActivities {
-                try await connection.query(
-                    LiveActivityStatements.apply(update, channelID: channelID, appID: appID, now: self.now()),
-                    logger: self.logger
-                )
+        }
+        for update in batch.liveActivities {
+            try await RegistryError.mapping {
+                if case .setActivity(let name, let activityID, let token, let startedAt, let actionMilliseconds) = update {
+                    let token = RegistrationWriter.ActivityToken(
+                        appID: appID, channelID: channelID, name: name, activityID: activityID, token: token,
+                        startedAt: startedAt.timeIntervalSince1970, actionMilliseconds: actionMilliseconds)
+                    guard try await self.writer.activities.submit(token) else { throw RegistryError.notFound }
+                } else {
+                    try await self.client.query(
+                        LiveActivityStatements.apply(update, channelID: channelID, appID: appID, now: self.now()),
+                        logger: self.logger
+                    )
+                }
             }
         }
     }

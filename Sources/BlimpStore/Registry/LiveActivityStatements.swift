@@ -2,36 +2,17 @@ import BlimpCore
 import Foundation
 import PostgresNIO
 
-/// The one statement each ``LiveActivityUpdate`` becomes. Each is last-writer-wins by the device's `action_ts_ms`:
-/// the row changes only when the entry is at least as new as what the row holds.
+/// The one statement each ``LiveActivityUpdate`` but a `set` of an update token becomes (those go through
+/// ``RegistrationWriter``). Each is last-writer-wins by the device's `action_ts_ms`: the row changes only when the
+/// entry is at least as new as what the row holds.
 ///
 /// A removal leaves a row behind (token NULL, state `removed`) so that an older `set` arriving later cannot bring the
 /// activity back; the row goes with the activity's lifetime like any other.
 enum LiveActivityStatements {
     static func apply(_ update: LiveActivityUpdate, channelID: UUID, appID: Int64, now: Date) -> PostgresQuery {
         switch update {
-        case .setActivity(let name, let activityID, let token, let startedAt, let actionMilliseconds):
-            // A new activity under the name replaces the old one; the same activity keeps an `end` it received.
-            return """
-                INSERT INTO live_activities (app_id, channel_id, name, activity_id, token, state, started_at,
-                                             action_ts_ms, updated_at)
-                VALUES (\(appID), \(channelID), \(name), \(activityID), \(token), 'active', \(startedAt),
-                        \(actionMilliseconds), \(now))
-                ON CONFLICT (app_id, channel_id, name) DO UPDATE SET
-                    activity_id = EXCLUDED.activity_id,
-                    token = EXCLUDED.token,
-                    state = CASE WHEN live_activities.state = 'ended'
-                                  AND live_activities.activity_id = EXCLUDED.activity_id
-                                 THEN 'ended' ELSE 'active' END,
-                    ended_at = CASE WHEN live_activities.activity_id = EXCLUDED.activity_id
-                                    THEN live_activities.ended_at END,
-                    dismiss_at = CASE WHEN live_activities.activity_id = EXCLUDED.activity_id
-                                      THEN live_activities.dismiss_at END,
-                    started_at = EXCLUDED.started_at,
-                    action_ts_ms = EXCLUDED.action_ts_ms,
-                    updated_at = EXCLUDED.updated_at
-                WHERE live_activities.action_ts_ms <= EXCLUDED.action_ts_ms
-                """
+        case .setActivity:
+            preconditionFailure("update tokens are set by RegistrationWriter, coalesced")
         case .removeActivity(let name, let activityID, let startedAt, let actionMilliseconds):
             // Removing another activity than the one tracked under the name changes nothing.
             return """

@@ -1,0 +1,61 @@
+import Synchronization
+
+/// Gathers concurrent writes into multi-row statements: at most ``maximumFlushes`` flushes run at once, and requests
+/// that arrive meanwhile wait and go together in the next one. When the database keeps up, a request is flushed
+/// alone at once; under load, batches grow and each row costs a fraction of a statement and a commit.
+///
+/// A request's answer comes after its flush commits, so nothing is acknowledged before it is durable.
+final class Coalescer<Input: Sendable, Output: Sendable>: Sendable {
+    /// Writes `inputs` and returns one output per input, in order.
+    typealias Flush = @Sendable ([Input]) async throws -> [Output]
+
+    let maximumFlushes: Int
+    let maximumBatch: Int
+    private let flush: Flush
+    private let state = Mutex(State())
+
+    private struct State {
+        var waiting: [(input: Input, continuation: CheckedContinuation<Output, any Error>)] = []
+        var flushing = 0
+    }
+
+    init(maximumFlushes: Int = 4, maximumBatch: Int = 500, flush: @escaping Flush) {
+        self.maximumFlushes = maximumFlushes
+        self.maximumBatch = maximumBatch
+        self.flush = flush
+    }
+
+    /// Writes `input` with whatever else is waiting, and returns its output once committed.
+    func submit(_ input: Input) async throws -> Output {
+        try await withCheckedThrowingContinuation { continuation in
+            let startsFlushing = self.state.withLock { state in
+                state.waiting.append((input, continuation))
+                guard state.flushing < self.maximumFlushes else { return false }
+                state.flushing += 1
+                return true
+            }
+            if startsFlushing { Task { await self.drain() } }
+        }
+    }
+
+    /// Flushes batches until nothing waits.
+    private func drain() async {
+        while true {
+            let batch = self.state.withLock { state in
+                let count = min(state.waiting.count, self.maximumBatch)
+                if count == 0 { state.flushing -= 1 }
+                let batch = state.waiting.prefix(count)
+                state.waiting.removeFirst(count)
+                return Array(batch)
+            }
+            if batch.isEmpty { return }
+            do {
+                let outputs = try await self.flush(batch.map(\.input))
+                precondition(outputs.count == batch.count, "a flush returns one output per input")
+                for (request, output) in zip(batch, outputs) { request.continuation.resume(returning: output) }
+            } catch {
+                for request in batch { request.continuation.resume(throwing: error) }
+            }
+        }
+    }
+}

@@ -1,0 +1,182 @@
+import BlimpCore
+import Foundation
+import Logging
+import PostgresNIO
+
+/// The two writes every device makes, each coalesced across concurrent requests into one multi-row statement (see
+/// ``Coalescer``): creating its channel, and setting a Live Activity's update token. Rows travel as one JSON array
+/// (`jsonb_to_recordset`), so a batch is one statement and one commit however many devices it carries.
+struct RegistrationWriter: Sendable {
+    let creations: Coalescer<NewChannel, Bool>
+    let activities: Coalescer<ActivityToken, Bool>
+
+    init(client: PostgresClient, logger: Logger, now: @escaping @Sendable () -> Date) {
+        self.creations = Coalescer { channels in
+            try await Self.create(channels, client: client, logger: logger, now: now())
+        }
+        self.activities = Coalescer { tokens in
+            try await Self.set(tokens, client: client, logger: logger, now: now())
+        }
+    }
+
+    /// A channel to insert unless its push address is registered in its app.
+    struct NewChannel: Encodable, Sendable {
+        var appID: Int64
+        var channelID: UUID
+        var pushAddress: String?
+        var columns: ChannelColumns
+        var tags: [Tag]
+
+        struct Tag: Encodable, Sendable {
+            var group: String
+            var tag: String
+        }
+
+        init(_ registration: CheckedChannelRegistration, appID: Int64, channelID: UUID) {
+            self.appID = appID
+            self.channelID = channelID
+            self.pushAddress = registration.pushAddress
+            self.columns = ChannelColumns(registration)
+            self.tags = registration.tags.pairsForANewOwner().map { Tag(group: $0.group, tag: $0.tag) }
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case tags
+            case appID = "app_id"
+            case channelID = "channel_id"
+            case pushAddress = "push_address"
+        }
+
+        /// The columns' keys and these, in one object.
+        func encode(to encoder: any Encoder) throws {
+            try self.columns.encode(to: encoder)
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(self.appID, forKey: .appID)
+            try container.encode(self.channelID, forKey: .channelID)
+            try container.encodeIfPresent(self.pushAddress, forKey: .pushAddress)
+            try container.encode(self.tags, forKey: .tags)
+        }
+    }
+
+    /// A Live Activity's update token, set last-writer-wins by `action_ts_ms`. A new activity under the name replaces
+    /// the old one; the same activity keeps an `end` it received.
+    struct ActivityToken: Encodable, Sendable {
+        var appID: Int64
+        var channelID: UUID
+        var name: String
+        var activityID: String
+        var token: String
+        var startedAt: Double
+        var actionMilliseconds: Int64
+
+        enum CodingKeys: String, CodingKey {
+            case name, token
+            case appID = "app_id"
+            case channelID = "channel_id"
+            case activityID = "activity_id"
+            case startedAt = "started_at"
+            case actionMilliseconds = "action_ts_ms"
+        }
+    }
+
+    /// Inserts the channels; `true` for each one inserted, `false` where its push address was already registered.
+    private static func create(
+        _ channels: [NewChannel],
+        client: PostgresClient,
+        logger: Logger,
+        now: Date
+    ) async throws -> [Bool] {
+        let rows = try await client.query(
+            """
+            WITH input AS (
+                SELECT * FROM jsonb_to_recordset(\(try JSONText(channels).text)::jsonb) AS r (
+                    app_id bigint, channel_id uuid, push_address text, opt_in boolean, background boolean,
+                    frequent_pushes_enabled boolean, alias text, timezone text, locale_language text,
+                    locale_country text, badge integer, quiet_time jsonb, tags jsonb)),
+            created AS (
+                INSERT INTO channels (app_id, channel_id, push_address, opt_in, background, frequent_pushes_enabled,
+                                      alias, timezone, locale_language, locale_country, badge, quiet_time,
+                                      created_at, last_registration)
+                SELECT app_id, channel_id, push_address, coalesce(opt_in, false), coalesce(background, false),
+                       coalesce(frequent_pushes_enabled, false), alias, timezone, locale_language, locale_country,
+                       badge, quiet_time, \(now), \(now)
+                FROM input
+                ON CONFLICT (app_id, push_address) WHERE push_address IS NOT NULL DO NOTHING
+                RETURNING app_id, channel_id),
+            tagged AS (
+                INSERT INTO channel_tags (app_id, tag_group, tag, channel_id)
+                SELECT created.app_id, tag."group", tag.tag, created.channel_id
+                FROM created JOIN input USING (app_id, channel_id),
+                     jsonb_to_recordset(input.tags) AS tag ("group" text, tag text))
+            SELECT channel_id FROM created
+            """,
+            logger: logger
+        )
+        let created = Set(try await rows.decode(UUID.self).array())
+        return channels.map { created.contains($0.channelID) }
+    }
+
+    /// Sets the tokens; `true` for each whose channel is in its app (whether or not a newer entry kept its place).
+    private static func set(
+        _ tokens: [ActivityToken],
+        client: PostgresClient,
+        logger: Logger,
+        now: Date
+    ) async throws -> [Bool] {
+        var applied = [Bool](repeating: false, count: tokens.count)
+        // One statement cannot touch a row twice: entries for the same activity go in successive rounds, in order.
+        for round in Self.rounds(tokens.map { "\($0.appID)/\($0.channelID)/\($0.name)" }) {
+            let rows = try await client.query(
+                """
+                WITH input AS (
+                    SELECT * FROM jsonb_to_recordset(\(try JSONText(round.map { tokens[$0] }).text)::jsonb) AS r (
+                        app_id bigint, channel_id uuid, name text, activity_id text, token text,
+                        started_at double precision, action_ts_ms bigint)),
+                valid AS (
+                    SELECT input.* FROM input JOIN channels USING (app_id, channel_id)),
+                upserted AS (
+                    INSERT INTO live_activities (app_id, channel_id, name, activity_id, token, state, started_at,
+                                                 action_ts_ms, updated_at)
+                    SELECT app_id, channel_id, name, activity_id, token, 'active', to_timestamp(started_at),
+                           action_ts_ms, \(now)
+                    FROM valid
+                    ON CONFLICT (app_id, channel_id, name) DO UPDATE SET
+                        activity_id = EXCLUDED.activity_id,
+                        token = EXCLUDED.token,
+                        state = CASE WHEN live_activities.state = 'ended'
+                                      AND live_activities.activity_id = EXCLUDED.activity_id
+                                     THEN 'ended' ELSE 'active' END,
+                        ended_at = CASE WHEN live_activities.activity_id = EXCLUDED.activity_id
+                                        THEN live_activities.ended_at END,
+                        dismiss_at = CASE WHEN live_activities.activity_id = EXCLUDED.activity_id
+                                          THEN live_activities.dismiss_at END,
+                        started_at = EXCLUDED.started_at,
+                        action_ts_ms = EXCLUDED.action_ts_ms,
+                        updated_at = EXCLUDED.updated_at
+                    WHERE live_activities.action_ts_ms <= EXCLUDED.action_ts_ms)
+                SELECT app_id, channel_id FROM valid
+                """,
+                logger: logger
+            )
+            let valid = try await rows.decode((Int64, UUID).self).array()
+            let found = Set(valid.map { "\($0.0)/\($0.1)" })
+            for index in round where found.contains("\(tokens[index].appID)/\(tokens[index].channelID)") {
+                applied[index] = true
+            }
+        }
+        return applied
+    }
+
+    /// The indexes of `keys` in rounds where no key repeats; a key's later occurrences go in later rounds.
+    static func rounds<Key: Hashable>(_ keys: [Key]) -> [[Int]] {
+        var rounds: [[Int]] = []
+        var seen: [Key: Int] = [:]
+        for (index, key) in keys.enumerated() {
+            let round = seen[key, default: 0]
+            seen[key] = round + 1
+            if round == rounds.count { rounds.append([]) }
+            rounds[round].append(index)
+        }
+        return rounds
+    }
+}
