@@ -3,7 +3,7 @@
 # and report one Live Activity token, against `blimp api` on a throwaway PostgreSQL with fsync on (its defaults), while
 # the server API looks channels up at a steady rate. Prints the simulator's table.
 #
-#   bench/registration.sh [devices] [concurrency] [lookups per second] [devices per second]
+#   bench/registration.sh [devices] [concurrency] [lookups per second] [devices per second] [simulate-devices flags…]
 #
 # Without a rate, devices register as fast as the API answers (the intake ceiling); with one, they start at that
 # pace, which is how lookup latency is measured under a given load.
@@ -17,6 +17,7 @@ devices=${1:-50000}
 concurrency=${2:-64}
 lookup_rate=${3:-200}
 rate=${4:-}
+shift $(( $# < 4 ? $# : 4 ))
 blimp=${BLIMP:-.build/release/blimp}
 [ -x "$blimp" ] || swift build -c release --product blimp
 
@@ -43,7 +44,7 @@ port=$(free_port)
 api_pid=$!
 for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/ready" >/dev/null && break; sleep 0.1; done
 
-echo "$devices devices, $concurrency at once${rate:+, $rate started/s}, $lookup_rate lookups/s; PostgreSQL $("$(postgres_bindir)/postgres" --version | awk '{print $3}') with fsync on; $(nproc) cores"
+echo "$devices devices, $concurrency at once${rate:+, $rate started/s}, $lookup_rate lookups/s${*:+, $*}; PostgreSQL $("$(postgres_bindir)/postgres" --version | awk '{print $3}') with fsync on; $(nproc) cores"
 BLIMP_APP_SECRET=$(field app_secret) BLIMP_MASTER_SECRET=$(field master_secret) \
     "$blimp" simulate-devices --url "http://127.0.0.1:$port" --app-key "$(field app_key)" \
-    --count "$devices" --concurrency "$concurrency" --lookup-rate "$lookup_rate" ${rate:+--rate "$rate"}
+    --count "$devices" --concurrency "$concurrency" --lookup-rate "$lookup_rate" ${rate:+--rate "$rate"} "$@"

@@ -102,7 +102,7 @@ public final class APNsClient: Sendable {
     /// The request's ids for a log line (the device token redacted); built only when a line is logged.
     private static func metadata(_ request: APNsRequest) -> Logger.Metadata {
         var metadata: Logger.Metadata = ["apns.token": "\(request.deviceToken)"]
-        if let apnsID = request.apnsID { metadata["apns.id"] = "\(apnsID.apnsIDString)" }
+        if let apnsID = request.apnsID { metadata["apns.id"] = "\(apnsID.lowercaseString)" }
         return metadata
     }
 

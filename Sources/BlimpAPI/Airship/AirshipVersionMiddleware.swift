@@ -5,7 +5,7 @@ import Hummingbird
 /// parameters are read leniently: spaces and empty parameters are ignored.
 struct AirshipVersionMiddleware<Context: RequestContext>: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        guard Self.acceptsVersion3(request.headers[values: .accept]) else {
+        guard AirshipVersion.isAccepted(request.headers[values: .accept]) else {
             throw AirshipError(
                 .notAcceptable,
                 "An API version is required: send Accept: application/vnd.urbanairship+json; version=3"
@@ -13,13 +13,33 @@ struct AirshipVersionMiddleware<Context: RequestContext>: RouterMiddleware {
         }
         return try await next(request, context)
     }
+}
 
-    /// Whether one of the `Accept` values names Airship's media type with `version=3`.
-    static func acceptsVersion3(_ values: [String]) -> Bool {
-        values.lazy.flatMap { $0.split(separator: ",") }.contains { mediaRange in
-            let parts = mediaRange.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
-            guard parts.first == "application/vnd.urbanairship+json" else { return false }
-            return parts.dropFirst().contains { $0.replacingOccurrences(of: " ", with: "") == "version=3" }
+/// Airship's API version in `Accept`.
+enum AirshipVersion {
+    /// Whether one of the `Accept` values names Airship's media type with `version=3`. Compares bytes: this runs on
+    /// every request.
+    static func isAccepted(_ values: [String]) -> Bool {
+        values.contains { value in
+            value.utf8.split(separator: UInt8(ascii: ",")).contains { mediaRange in
+                let parts = mediaRange.split(separator: UInt8(ascii: ";")).map(Self.withoutSpaces)
+                guard let type = parts.first, type.elementsEqual(Self.mediaType) else { return false }
+                return parts.dropFirst().contains { $0.elementsEqual(Self.version) }
+            }
+        }
+    }
+
+    private static let mediaType = Array("application/vnd.urbanairship+json".utf8)
+    private static let version = Array("version=3".utf8)
+
+    /// The bytes without spaces or tabs, lower-cased.
+    private static func withoutSpaces(_ bytes: some Sequence<UInt8>) -> [UInt8] {
+        bytes.compactMap { byte in
+            switch byte {
+            case UInt8(ascii: " "), UInt8(ascii: "\t"): nil
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"): byte + 0x20
+            default: byte
+            }
         }
     }
 }

@@ -72,7 +72,7 @@ struct Authenticator: Sendable {
         }
         // The SDK signs the channel id as it sends it.
         let channelText = headers[Self.channelID]
-        let channelID = channelText.flatMap { UUID(uuidString: $0) }
+        let channelID = channelText.flatMap { UUID(parsing: $0) }
         guard channelText == nil || channelID != nil else { throw AirshipError.unauthorized("X-UA-Channel-ID is not a channel id") }
         if let nonce = headers[Self.nonce], let timestamp = headers[Self.timestamp] {
             guard let appSecret = credentials.appSecret,
@@ -93,7 +93,7 @@ struct Authenticator: Sendable {
             return Caller(credentials: credentials, access: .channel(channelID))
         }
         guard let issued = IssuedToken.verify(token, kind: .channel, appKey: appKey, key: self.tokenKey, now: self.now()),
-            let issuedChannel = UUID(uuidString: issued.subject)
+            let issuedChannel = UUID(parsing: issued.subject)
         else {
             throw AirshipError.unauthorized("the token is not valid")
         }

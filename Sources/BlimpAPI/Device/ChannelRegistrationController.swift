@@ -26,11 +26,11 @@ struct ChannelRegistrationController: Sendable {
         let registration = try Self.check(body.channel)
         let (channelID, created) = try await self.channels.register(registration, appID: caller.app.id)
         context.logger.debug("channel registered", metadata: ["channel": "\(channelID)", "created": "\(created)"])
-        let id = channelID.uuidString.lowercased()
-        return try AirshipJSON.response(
+        let id = channelID.lowercaseString
+        return AirshipJSON.response(
             status: created ? .created : .ok,
             headers: [.location: "/api/channels/\(id)"],
-            ["ok": .bool(true), "channel_id": JSONValue.string(id)]
+            json: #"{"channel_id":"\#(id)","ok":true}"#
         )
     }
 
@@ -43,8 +43,7 @@ struct ChannelRegistrationController: Sendable {
         try await AirshipError.whenMissing(AirshipError(.conflict, "The channel is not registered; register it again")) {
             try await self.channels.update(registration, channelID: channelID, appID: caller.app.id)
         }
-        let id = channelID.uuidString.lowercased()
-        return try AirshipJSON.response(["ok": .bool(true), "channel_id": JSONValue.string(id)])
+        return AirshipJSON.response(json: #"{"channel_id":"\#(channelID.lowercaseString)","ok":true}"#)
     }
 
     func batch(_ request: Request, _ context: some RequestContext) async throws -> Response {
@@ -58,7 +57,7 @@ struct ChannelRegistrationController: Sendable {
         try await AirshipError.whenMissing(.notFound("Channel")) {
             try await self.channels.apply(batch, channelID: channelID, appID: caller.app.id)
         }
-        return try AirshipJSON.ok()
+        return AirshipJSON.ok()
     }
 
     /// `{"channel": {…}, "identity_hints": {…}}`; the hints are not used.
@@ -78,7 +77,7 @@ struct ChannelRegistrationController: Sendable {
 /// A channel id in a path or body: a UUID, else 404 (a malformed id names no channel).
 enum ChannelID {
     static func parameter(_ context: some RequestContext) throws -> UUID {
-        guard let text = context.parameters.get("channel"), let id = UUID(uuidString: text) else {
+        guard let text = context.parameters.get("channel"), let id = UUID(parsing: text) else {
             throw AirshipError.notFound("Channel")
         }
         return id

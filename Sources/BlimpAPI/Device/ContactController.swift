@@ -20,7 +20,7 @@ struct ContactController: Sendable {
     }
 
     func identify(_ request: Request, _ context: some RequestContext) async throws -> Response {
-        guard let channelText = request.headers[Authenticator.channelID], let channelID = UUID(uuidString: channelText) else {
+        guard let channelText = request.headers[Authenticator.channelID], let channelID = UUID(parsing: channelText) else {
             throw AirshipError.unauthorized("X-UA-Channel-ID is required")
         }
         let caller = try await self.auth.channel(request, channelID)

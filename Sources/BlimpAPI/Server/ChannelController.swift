@@ -63,7 +63,7 @@ struct ChannelController: Sendable {
         }
         let ids = try body.audience.channelIDs()
         _ = try await self.channels.changeTags(body.operations, channelIDs: ids, appID: caller.app.id)
-        return try AirshipJSON.ok()
+        return AirshipJSON.ok()
     }
 
     /// `["id", …]` or `[{"channel_id": "id", "device_type": "ios"}, …]`, 1 to 1000.
@@ -81,7 +81,7 @@ struct ChannelController: Sendable {
             ids.append(id)
         }
         try await self.channels.uninstall(channelIDs: ids, appID: caller.app.id)
-        return try AirshipJSON.ok()
+        return AirshipJSON.ok()
     }
 
     struct ChannelAnswer: Encodable {

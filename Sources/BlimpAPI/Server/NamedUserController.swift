@@ -36,7 +36,7 @@ struct NamedUserController: Sendable {
                 try await self.namedUsers.disassociate(channelID: channelID, namedUserID: namedUser, appID: caller.app.id)
             }
         }
-        return try AirshipJSON.ok()
+        return AirshipJSON.ok()
     }
 
     /// `{"audience": {"named_user_id": id | [id]}, "add" | "remove" | "set": {group: [tags]}}`.
@@ -46,7 +46,7 @@ struct NamedUserController: Sendable {
         try body.operations.validate(exclusiveSet: true)
         let ids = try Self.check(body.audience.namedUserID.values, path: "audience.named_user_id")
         try await self.namedUsers.changeTags(body.operations, namedUserIDs: ids, appID: caller.app.id)
-        return try AirshipJSON.ok()
+        return AirshipJSON.ok()
     }
 
     /// `{"named_user_id": [id, …]}`: deletes the named users and uninstalls their channels.
@@ -55,7 +55,7 @@ struct NamedUserController: Sendable {
         let body = try await AirshipJSON.decode(Audience.self, from: request, context: context)
         let ids = try Self.check(body.namedUserID.values, path: "named_user_id")
         try await self.namedUsers.uninstall(namedUserIDs: ids, appID: caller.app.id)
-        return try AirshipJSON.ok()
+        return AirshipJSON.ok()
     }
 
     /// `?id=` looks one named user up; without it, a page of named users in id order.

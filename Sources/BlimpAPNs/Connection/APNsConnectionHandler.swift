@@ -142,7 +142,7 @@ final class APNsConnectionHandler: ChannelInboundHandler {
             request,
             authority: self.authority,
             authorization: exchange.authorization,
-            apnsID: (request.apnsID ?? self.ids.next()).apnsIDString,
+            apnsID: (request.apnsID ?? self.ids.next()).lowercaseString,
             into: &self.outbound
         )
         let length = self.outbound.writerIndex - frameStart - 9

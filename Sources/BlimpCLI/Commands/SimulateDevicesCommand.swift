@@ -18,6 +18,11 @@ struct SimulateDevicesCommand: AsyncParsableCommand {
     @Option(help: "The name each device tracks its Live Activity under.") var activityName = "demo-match"
     @Option(help: "Channel lookups per second meanwhile, with BLIMP_MASTER_SECRET set (0: none).") var lookupRate = 0
     @Option(help: "Devices started per second (default: as fast as the API answers).") var rate: Int?
+    @Flag(
+        inversion: .prefixedNo,
+        help: "Fetch a channel token for the batch, as the SDK does (--no-channel-token: sign the batch instead)."
+    )
+    var channelToken = true
 
     func run() async throws {
         guard let appSecret else { throw CLIError("give --app-secret or set BLIMP_APP_SECRET") }
@@ -37,7 +42,8 @@ struct SimulateDevicesCommand: AsyncParsableCommand {
             activityName: self.activityName,
             masterSecret: ProcessInfo.processInfo.environment["BLIMP_MASTER_SECRET"],
             lookupRate: self.lookupRate,
-            rate: self.rate
+            rate: self.rate,
+            fetchesChannelToken: self.channelToken
         )
         let count = self.count
         let report = try await simulator.run { done, seconds in

@@ -5,8 +5,9 @@ import NIOHTTP1
 import Synchronization
 
 /// Simulated devices registering the way the stock Airship SDK does: each creates its channel (app-signed), fetches
-/// its channel token (`GET /api/auth/device`) and reports one Live Activity's update token in a batch. Optionally,
-/// meanwhile, the server API looks channels up at a steady rate, to measure lookups under that load.
+/// its channel token (`GET /api/auth/device`) and reports one Live Activity's update token in a batch. Without
+/// ``fetchesChannelToken`` a device signs its batch with the SDK's channel signature instead, saving the token
+/// request. Optionally, meanwhile, the server API looks channels up at a steady rate, to measure lookups under load.
 struct DeviceSimulator: Sendable {
     var host: String
     var port: Int
@@ -20,6 +21,8 @@ struct DeviceSimulator: Sendable {
     var lookupRate: Int
     /// Devices started per second; `nil` registers as fast as the API answers.
     var rate: Int?
+    /// Whether a device fetches a channel token for its batch, as the SDK does, or signs the batch itself.
+    var fetchesChannelToken: Bool
 
     /// What happened, with latencies in seconds.
     struct Report {
@@ -100,20 +103,24 @@ struct DeviceSimulator: Sendable {
         }
         let channelID = try Self.field("channel_id", of: created, expecting: [.created, .ok])
 
-        let auth = try await Self.timed(&report.auth) {
-            try await connection.send(.GET, "/api/auth/device", headers: SDKRequestHeaders.channelSigned(appKey: self.appKey, appSecret: self.appSecret, channelID: channelID))
+        let channelSigned = SDKRequestHeaders.channelSigned(appKey: self.appKey, appSecret: self.appSecret, channelID: channelID)
+        var batchHeaders = channelSigned
+        if self.fetchesChannelToken {
+            let auth = try await Self.timed(&report.auth) {
+                try await connection.send(.GET, "/api/auth/device", headers: channelSigned)
+            }
+            batchHeaders = SDKRequestHeaders.channelToken(appKey: self.appKey, token: try Self.field("token", of: auth, expecting: [.ok]))
         }
-        let token = try Self.field("token", of: auth, expecting: [.ok])
 
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         let batch = """
-            {"live_activities": [{"action": "set", "type": "update_token", "id": "\(UUID.random().apnsIDString)",
+            {"live_activities": [{"action": "set", "type": "update_token", "id": "\(UUID.random().lowercaseString)",
               "name": "\(self.activityName)", "token": "\(Self.randomHex(80, using: &random))", "start_ts_ms": \(now), "action_ts_ms": \(now)}]}
             """
         let applied = try await Self.timed(&report.batch) {
             try await connection.send(
                 .PUT, "/api/channels/sdk/batch/\(channelID)?platform=ios",
-                headers: SDKRequestHeaders.channelToken(appKey: self.appKey, token: token), body: ByteBuffer(string: batch))
+                headers: batchHeaders, body: ByteBuffer(string: batch))
         }
         guard applied.status == .ok else { throw Failure(step: "batch", status: applied.status, body: applied.body) }
         return channelID
@@ -153,13 +160,14 @@ struct DeviceSimulator: Sendable {
         of answer: (status: HTTPResponseStatus, body: ByteBuffer),
         expecting statuses: [HTTPResponseStatus]
     ) throws -> String {
-        guard statuses.contains(answer.status),
-            let object = try? JSONSerialization.jsonObject(with: Data(buffer: answer.body)) as? [String: Any],
-            let value = object[name] as? String
+        // The answers are Blimp's own compact JSON; a string field is found by its key, without a full parse.
+        let body = String(buffer: answer.body)
+        guard statuses.contains(answer.status), let key = body.range(of: "\"\(name)\":\""),
+            let end = body[key.upperBound...].firstIndex(of: "\"")
         else {
             throw Failure(step: name, status: answer.status, body: answer.body)
         }
-        return value
+        return String(body[key.upperBound..<end])
     }
 
     /// `bytes` random bytes in lower-case hex, as tokens are written.

@@ -26,8 +26,9 @@ public struct APNsIDGenerator: Sendable {
 }
 
 extension UUID {
-    /// `8-4-4-4-12` lower-case hex digits, as APNs writes `apns-id` (reference: apns-live-activities.md §1.4).
-    public var apnsIDString: String {
+    /// `8-4-4-4-12` lower-case hex digits, as APNs writes `apns-id` (reference: apns-live-activities.md §1.4) and
+    /// Airship writes channel ids, without Foundation's `printf`.
+    public var lowercaseString: String {
         withUnsafeBytes(of: self.uuid) { bytes in
             String(unsafeUninitializedCapacity: 36) { text in
                 let digits = Self.hexDigits.utf8Start

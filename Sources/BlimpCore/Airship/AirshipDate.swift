@@ -6,16 +6,34 @@ import Foundation
 /// `"UNKNOWN"`; the iOS SDK accepts the same form for remote-data timestamps (reference: airship-api.md §2.1,
 /// airship-ios-sdk.md §4.1).
 public enum AirshipDate {
-    /// `date` in Airship's form, truncated to whole seconds.
-    public static func format(_ date: Date) -> String {
+    /// `date` in Airship's form, truncated to whole seconds; `separator` between date and time.
+    public static func format(_ date: Date, separator: Character = "T") -> String {
         var seconds = time_t(date.timeIntervalSince1970.rounded(.down))
         var parts = tm()
         gmtime_r(&seconds, &parts)
-        return String(
-            format: "%04d-%02d-%02dT%02d:%02d:%02d",
-            Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1, Int(parts.tm_mday),
-            Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec)
-        )
+        // Digit by digit: `String(format:)` goes through printf, which shows in request profiles.
+        let fields = [
+            (Int(parts.tm_year) + 1900, 4), (Int(parts.tm_mon) + 1, 2), (Int(parts.tm_mday), 2),
+            (Int(parts.tm_hour), 2), (Int(parts.tm_min), 2), (Int(parts.tm_sec), 2),
+        ]
+        let separators: [UInt8] = [UInt8(ascii: "-"), UInt8(ascii: "-"), separator.asciiValue ?? UInt8(ascii: "T"),
+                                   UInt8(ascii: ":"), UInt8(ascii: ":")]
+        return String(unsafeUninitializedCapacity: 19) { text in
+            var offset = 0
+            for (index, (value, width)) in fields.enumerated() {
+                var rest = value
+                for position in stride(from: offset + width - 1, through: offset, by: -1) {
+                    text[position] = UInt8(ascii: "0") + UInt8(rest % 10)
+                    rest /= 10
+                }
+                offset += width
+                if index < separators.count {
+                    text[offset] = separators[index]
+                    offset += 1
+                }
+            }
+            return offset
+        }
     }
 
     /// Parses the forms the SDK sends in `X-UA-Timestamp`: `YYYY-MM-DD HH:MM:SS` or `YYYY-MM-DDTHH:MM:SS`, each

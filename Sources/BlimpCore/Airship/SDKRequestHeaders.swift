@@ -5,7 +5,7 @@ import Foundation
 public enum SDKRequestHeaders {
     /// `.generatedAppToken`: signed `appKey:nonce:timestamp`, for remote data and channel creation.
     public static func appSigned(appKey: String, appSecret: String, now: Date = Date()) -> [(String, String)] {
-        let nonce = UUID.random().apnsIDString
+        let nonce = UUID.random().lowercaseString
         let timestamp = Self.timestamp(now)
         return [
             ("Authorization", "Bearer " + SDKSignature.sign([appKey, nonce, timestamp], appSecret: appSecret)),
@@ -17,7 +17,7 @@ public enum SDKRequestHeaders {
 
     /// `.generatedChannelToken`: signed `appKey:channelID:nonce:timestamp`, for `GET /api/auth/device` and contacts.
     public static func channelSigned(appKey: String, appSecret: String, channelID: String, now: Date = Date()) -> [(String, String)] {
-        let nonce = UUID.random().apnsIDString
+        let nonce = UUID.random().lowercaseString
         let timestamp = Self.timestamp(now)
         return [
             ("Authorization", "Bearer " + SDKSignature.sign([appKey, channelID, nonce, timestamp], appSecret: appSecret)),
@@ -41,6 +41,6 @@ public enum SDKRequestHeaders {
 
     /// SDK 19's `X-UA-Timestamp`: `yyyy-MM-dd HH:mm:ss` in UTC.
     static func timestamp(_ date: Date) -> String {
-        AirshipDate.format(date).replacingOccurrences(of: "T", with: " ")
+        AirshipDate.format(date, separator: " ")
     }
 }

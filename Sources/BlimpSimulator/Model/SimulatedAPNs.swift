@@ -42,7 +42,7 @@ public final class SimulatedAPNs: Sendable {
         let now = self.now()
         let headers = PushHeaders(request.headers)
         let echoedID = headers.apnsID.flatMap(APNsID.echo)
-        let apnsID = echoedID ?? connection.ids.next().apnsIDString
+        let apnsID = echoedID ?? connection.ids.next().lowercaseString
         do throws(Rejection) {
             let token = try self.validateRoute(request, headers)
             guard headers.apnsID == nil || echoedID != nil else { throw Rejection(.badMessageId) }

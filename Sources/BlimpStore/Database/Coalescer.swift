@@ -19,7 +19,7 @@ final class Coalescer<Input: Sendable, Output: Sendable>: Sendable {
         var flushing = 0
     }
 
-    init(maximumFlushes: Int = 4, maximumBatch: Int = 500, flush: @escaping Flush) {
+    init(maximumFlushes: Int = 2, maximumBatch: Int = 500, flush: @escaping Flush) {
         self.maximumFlushes = maximumFlushes
         self.maximumBatch = maximumBatch
         self.flush = flush

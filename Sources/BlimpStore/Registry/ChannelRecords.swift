@@ -13,9 +13,10 @@ struct ChannelRecords {
     /// The app's channels among `channelIDs`, in that order. Activities show while still on the device: not
     /// removed, within 12 hours of their start and not past their dismissal date; those 8 hours past their start
     /// show as ended.
-    func fetch(_ channelIDs: [UUID], on connection: PostgresConnection) async throws -> [ChannelRecord] {
+    func fetch(_ channelIDs: [UUID], client: PostgresClient) async throws -> [ChannelRecord] {
         let ids = channelIDs.map(\.lowercased)
-        let rows = try await connection.query(
+        // Not a prepared statement: a generic plan for `= ANY($2)` can scan every channel of the app.
+        let rows = try await client.query(
             """
             SELECT c.channel_id::text, c.installed, c.opt_in, c.background, c.push_address, c.created_at,
                    c.last_registration, c.named_user_id, c.alias, c.badge, c.quiet_time::text, c.timezone,

@@ -224,10 +224,7 @@ public struct ChannelStore: Sendable {
     func records(appID: Int64, channelIDs: [UUID]) async throws(RegistryError) -> [ChannelRecord] {
         guard !channelIDs.isEmpty else { return [] }
         return try await RegistryError.mapping {
-            try await self.client.withConnection { connection in
-                try await ChannelRecords(appID: appID, now: self.now(), logger: self.logger)
-                    .fetch(channelIDs, on: connection)
-            }
+            try await ChannelRecords(appID: appID, now: self.now(), logger: self.logger).fetch(channelIDs, client: self.client)
         }
     }
 
@@ -259,5 +256,5 @@ public struct ChannelStore: Sendable {
 
 extension UUID {
     /// The canonical lower-case text form, as PostgreSQL writes UUIDs.
-    var lowercased: String { self.uuidString.lowercased() }
+    var lowercased: String { self.lowercaseString }
 }

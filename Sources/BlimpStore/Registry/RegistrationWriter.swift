@@ -86,33 +86,8 @@ struct RegistrationWriter: Sendable {
         logger: Logger,
         now: Date
     ) async throws -> [Bool] {
-        let rows = try await client.query(
-            """
-            WITH input AS (
-                SELECT * FROM jsonb_to_recordset(\(try JSONText(channels).text)::jsonb) AS r (
-                    app_id bigint, channel_id uuid, push_address text, opt_in boolean, background boolean,
-                    frequent_pushes_enabled boolean, alias text, timezone text, locale_language text,
-                    locale_country text, badge integer, quiet_time jsonb, tags jsonb)),
-            created AS (
-                INSERT INTO channels (app_id, channel_id, push_address, opt_in, background, frequent_pushes_enabled,
-                                      alias, timezone, locale_language, locale_country, badge, quiet_time,
-                                      created_at, last_registration)
-                SELECT app_id, channel_id, push_address, coalesce(opt_in, false), coalesce(background, false),
-                       coalesce(frequent_pushes_enabled, false), alias, timezone, locale_language, locale_country,
-                       badge, quiet_time, \(now), \(now)
-                FROM input
-                ON CONFLICT (app_id, push_address) WHERE push_address IS NOT NULL DO NOTHING
-                RETURNING app_id, channel_id),
-            tagged AS (
-                INSERT INTO channel_tags (app_id, tag_group, tag, channel_id)
-                SELECT created.app_id, tag."group", tag.tag, created.channel_id
-                FROM created JOIN input USING (app_id, channel_id),
-                     jsonb_to_recordset(input.tags) AS tag ("group" text, tag text))
-            SELECT channel_id FROM created
-            """,
-            logger: logger
-        )
-        let created = Set(try await rows.decode(UUID.self).array())
+        let rows = try await client.execute(InsertChannels(rows: try JSONText(channels).text, now: now), logger: logger)
+        let created = Set(try await rows.array())
         return channels.map { created.contains($0.channelID) }
     }
 
@@ -126,45 +101,102 @@ struct RegistrationWriter: Sendable {
         var applied = [Bool](repeating: false, count: tokens.count)
         // One statement cannot touch a row twice: entries for the same activity go in successive rounds, in order.
         for round in Self.rounds(tokens.map { "\($0.appID)/\($0.channelID)/\($0.name)" }) {
-            let rows = try await client.query(
-                """
-                WITH input AS (
-                    SELECT * FROM jsonb_to_recordset(\(try JSONText(round.map { tokens[$0] }).text)::jsonb) AS r (
-                        app_id bigint, channel_id uuid, name text, activity_id text, token text,
-                        started_at double precision, action_ts_ms bigint)),
-                valid AS (
-                    SELECT input.* FROM input JOIN channels USING (app_id, channel_id)),
-                upserted AS (
-                    INSERT INTO live_activities (app_id, channel_id, name, activity_id, token, state, started_at,
-                                                 action_ts_ms, updated_at)
-                    SELECT app_id, channel_id, name, activity_id, token, 'active', to_timestamp(started_at),
-                           action_ts_ms, \(now)
-                    FROM valid
-                    ON CONFLICT (app_id, channel_id, name) DO UPDATE SET
-                        activity_id = EXCLUDED.activity_id,
-                        token = EXCLUDED.token,
-                        state = CASE WHEN live_activities.state = 'ended'
-                                      AND live_activities.activity_id = EXCLUDED.activity_id
-                                     THEN 'ended' ELSE 'active' END,
-                        ended_at = CASE WHEN live_activities.activity_id = EXCLUDED.activity_id
-                                        THEN live_activities.ended_at END,
-                        dismiss_at = CASE WHEN live_activities.activity_id = EXCLUDED.activity_id
-                                          THEN live_activities.dismiss_at END,
-                        started_at = EXCLUDED.started_at,
-                        action_ts_ms = EXCLUDED.action_ts_ms,
-                        updated_at = EXCLUDED.updated_at
-                    WHERE live_activities.action_ts_ms <= EXCLUDED.action_ts_ms)
-                SELECT app_id, channel_id FROM valid
-                """,
-                logger: logger
-            )
-            let valid = try await rows.decode((Int64, UUID).self).array()
+            let rows = try await client.execute(
+                SetActivityTokens(rows: try JSONText(round.map { tokens[$0] }).text, now: now), logger: logger)
+            let valid = try await rows.array()
             let found = Set(valid.map { "\($0.0)/\($0.1)" })
             for index in round where found.contains("\(tokens[index].appID)/\(tokens[index].channelID)") {
                 applied[index] = true
             }
         }
         return applied
+    }
+
+    /// Inserts channels from a JSON array of ``NewChannel``s (`$1`) at `$2`; returns the ids inserted. Prepared once
+    /// per connection: the statement is planned once, not per batch.
+    struct InsertChannels: PostgresPreparedStatement {
+        static let sql = """
+            WITH input AS (
+                SELECT * FROM jsonb_to_recordset($1::jsonb) AS r (
+                    app_id bigint, channel_id uuid, push_address text, opt_in boolean, background boolean,
+                    frequent_pushes_enabled boolean, alias text, timezone text, locale_language text,
+                    locale_country text, badge integer, quiet_time jsonb, tags jsonb)),
+            created AS (
+                INSERT INTO channels (app_id, channel_id, push_address, opt_in, background, frequent_pushes_enabled,
+                                      alias, timezone, locale_language, locale_country, badge, quiet_time,
+                                      created_at, last_registration)
+                SELECT app_id, channel_id, push_address, coalesce(opt_in, false), coalesce(background, false),
+                       coalesce(frequent_pushes_enabled, false), alias, timezone, locale_language, locale_country,
+                       badge, quiet_time, $2, $2
+                FROM input
+                ON CONFLICT (app_id, push_address) WHERE push_address IS NOT NULL DO NOTHING
+                RETURNING app_id, channel_id),
+            tagged AS (
+                INSERT INTO channel_tags (app_id, tag_group, tag, channel_id)
+                SELECT created.app_id, tag."group", tag.tag, created.channel_id
+                FROM created JOIN input USING (app_id, channel_id),
+                     jsonb_to_recordset(input.tags) AS tag ("group" text, tag text))
+            SELECT channel_id FROM created
+            """
+        var rows: String
+        var now: Date
+
+        func makeBindings() -> PostgresBindings {
+            var bindings = PostgresBindings()
+            bindings.append(self.rows)
+            bindings.append(self.now)
+            return bindings
+        }
+
+        func decodeRow(_ row: PostgresRow) throws -> UUID { try row.decode(UUID.self) }
+    }
+
+    /// Sets update tokens from a JSON array of ``ActivityToken``s (`$1`) at `$2`; returns the (app, channel) of each
+    /// row whose channel is in its app.
+    struct SetActivityTokens: PostgresPreparedStatement {
+        static let sql = """
+            WITH input AS (
+                SELECT * FROM jsonb_to_recordset($1::jsonb) AS r (
+                    app_id bigint, channel_id uuid, name text, activity_id text, token text,
+                    started_at double precision, action_ts_ms bigint)),
+            valid AS (
+                -- One index probe per row, however many channels the app has.
+                SELECT input.* FROM input,
+                     LATERAL (SELECT 1 FROM channels c
+                              WHERE c.app_id = input.app_id AND c.channel_id = input.channel_id LIMIT 1) AS found),
+            upserted AS (
+                INSERT INTO live_activities (app_id, channel_id, name, activity_id, token, state, started_at,
+                                             action_ts_ms, updated_at)
+                SELECT app_id, channel_id, name, activity_id, token, 'active', to_timestamp(started_at),
+                       action_ts_ms, $2
+                FROM valid
+                ON CONFLICT (app_id, channel_id, name) DO UPDATE SET
+                    activity_id = EXCLUDED.activity_id,
+                    token = EXCLUDED.token,
+                    state = CASE WHEN live_activities.state = 'ended'
+                                  AND live_activities.activity_id = EXCLUDED.activity_id
+                                 THEN 'ended' ELSE 'active' END,
+                    ended_at = CASE WHEN live_activities.activity_id = EXCLUDED.activity_id
+                                    THEN live_activities.ended_at END,
+                    dismiss_at = CASE WHEN live_activities.activity_id = EXCLUDED.activity_id
+                                      THEN live_activities.dismiss_at END,
+                    started_at = EXCLUDED.started_at,
+                    action_ts_ms = EXCLUDED.action_ts_ms,
+                    updated_at = EXCLUDED.updated_at
+                WHERE live_activities.action_ts_ms <= EXCLUDED.action_ts_ms)
+            SELECT app_id, channel_id FROM valid
+            """
+        var rows: String
+        var now: Date
+
+        func makeBindings() -> PostgresBindings {
+            var bindings = PostgresBindings()
+            bindings.append(self.rows)
+            bindings.append(self.now)
+            return bindings
+        }
+
+        func decodeRow(_ row: PostgresRow) throws -> (Int64, UUID) { try row.decode((Int64, UUID).self) }
     }
 
     /// The indexes of `keys` in rounds where no key repeats; a key's later occurrences go in later rounds.

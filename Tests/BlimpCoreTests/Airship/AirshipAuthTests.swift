@@ -39,3 +39,17 @@ import Testing
         #expect(AirshipDate.parse("yesterday") == nil)
     }
 }
+
+@Suite struct UUIDTextTests {
+    @Test func parsingMatchesFoundationAndRefusesWhatItRefuses() {
+        for _ in 0..<100 {
+            let id = UUID.random()
+            #expect(UUID(parsing: id.uuidString) == id)
+            #expect(UUID(parsing: id.lowercaseString) == id)
+            #expect(id.lowercaseString == id.uuidString.lowercased())
+        }
+        for bad in ["", "not-a-uuid", "0b1e2c9a5d674e0ba2c41f3e5d7c9b11", "0b1e2c9a-5d67-4e0b-a2c4-1f3e5d7c9b1", "0b1e2c9a-5d67-4e0b-a2c4-1f3e5d7c9b111", "0b1e2c9a-5d67-4e0b-a2c4-1f3e5d7c9b1g"] {
+            #expect(UUID(parsing: bad) == nil, "\(bad)")
+        }
+    }
+}
