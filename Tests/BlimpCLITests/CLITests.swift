@@ -172,13 +172,25 @@ import Testing
                 #expect(simulated.stdout.hasPrefix("devices 20 in "), "\(simulated.stdout)")
                 #expect(simulated.stdout.contains("PUT /api/channels/sdk/batch"))
 
+                // Devices that sign their batches instead of fetching a token, paced.
+                let signed = try await BlimpProcess.run(
+                    [
+                        "simulate-devices", "--url", "http://127.0.0.1:\(port)", "--app-key", app["app_key"]!,
+                        "--count", "5", "--concurrency", "2", "--activity-name", "match-8", "--rate", "50",
+                        "--no-channel-token",
+                    ],
+                    environment: ["BLIMP_APP_SECRET": app["app_secret"]!]
+                )
+                #expect(signed.status == 0, "\(signed.stderr)")
+                #expect(!signed.stdout.contains("GET /api/auth/device"), "\(signed.stdout)")
+
                 let stored = try await client.query(
-                    "SELECT count(*)::int, count(DISTINCT channel_id)::int FROM live_activities WHERE name = 'match-7' AND state = 'active'",
+                    "SELECT name, count(*)::int, count(DISTINCT channel_id)::int FROM live_activities WHERE state = 'active' GROUP BY name ORDER BY name",
                     logger: TestDatabase.logger
                 )
-                for try await (activities, channels) in stored.decode((Int, Int).self) {
-                    #expect(activities == 20 && channels == 20)
-                }
+                let counts = try await stored.decode((String, Int, Int).self).reduce(into: []) { $0.append($1) }
+                #expect(counts.map(\.0) == ["match-7", "match-8"])
+                #expect(counts.map(\.1) == [20, 5] && counts.map(\.2) == [20, 5])
 
                 api.signal(SIGTERM)
                 let result = await api.wait()
