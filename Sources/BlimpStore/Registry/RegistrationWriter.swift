@@ -114,7 +114,7 @@ struct RegistrationWriter: Sendable {
 
     /// Inserts channels from a JSON array of ``NewChannel``s (`$1`) at `$2`; returns the ids inserted. Prepared once
     /// per connection: the statement is planned once, not per batch.
-    struct InsertChannels: PostgresPreparedStatement {
+    struct InsertChannels: JSONRowsStatement {
         static let sql = """
             WITH input AS (
                 SELECT * FROM jsonb_to_recordset($1::jsonb) AS r (
@@ -141,19 +141,12 @@ struct RegistrationWriter: Sendable {
         var rows: String
         var now: Date
 
-        func makeBindings() -> PostgresBindings {
-            var bindings = PostgresBindings()
-            bindings.append(self.rows)
-            bindings.append(self.now)
-            return bindings
-        }
-
         func decodeRow(_ row: PostgresRow) throws -> UUID { try row.decode(UUID.self) }
     }
 
     /// Sets update tokens from a JSON array of ``ActivityToken``s (`$1`) at `$2`; returns the (app, channel) of each
     /// row whose channel is in its app.
-    struct SetActivityTokens: PostgresPreparedStatement {
+    struct SetActivityTokens: JSONRowsStatement {
         static let sql = """
             WITH input AS (
                 SELECT * FROM jsonb_to_recordset($1::jsonb) AS r (
@@ -189,13 +182,6 @@ struct RegistrationWriter: Sendable {
         var rows: String
         var now: Date
 
-        func makeBindings() -> PostgresBindings {
-            var bindings = PostgresBindings()
-            bindings.append(self.rows)
-            bindings.append(self.now)
-            return bindings
-        }
-
         func decodeRow(_ row: PostgresRow) throws -> (Int64, UUID) { try row.decode((Int64, UUID).self) }
     }
 
@@ -210,5 +196,20 @@ struct RegistrationWriter: Sendable {
             rounds[round].append(index)
         }
         return rounds
+    }
+}
+
+/// A prepared statement over rows sent as one JSON array (`$1`) at one time (`$2`).
+protocol JSONRowsStatement: PostgresPreparedStatement {
+    var rows: String { get }
+    var now: Date { get }
+}
+
+extension JSONRowsStatement {
+    func makeBindings() -> PostgresBindings {
+        var bindings = PostgresBindings()
+        bindings.append(self.rows)
+        bindings.append(self.now)
+        return bindings
     }
 }
