@@ -56,11 +56,6 @@ struct ChannelController: Sendable {
     func tags(_ request: Request, _ context: some RequestContext) async throws -> Response {
         let caller = try await self.auth.master(request)
         let body = try await AirshipJSON.decode(TagRequest<ChannelAudience>.self, from: request, context: context)
-        do {
-            try body.operations.validate(exclusiveSet: true)
-        } catch {
-            throw AirshipError.invalid(error)
-        }
         let ids = try body.audience.channelIDs()
         _ = try await self.channels.changeTags(body.operations, channelIDs: ids, appID: caller.app.id)
         return AirshipJSON.ok()

@@ -43,7 +43,6 @@ struct NamedUserController: Sendable {
     func tags(_ request: Request, _ context: some RequestContext) async throws -> Response {
         let caller = try await self.auth.master(request)
         let body = try await AirshipJSON.decode(TagRequest<Audience>.self, from: request, context: context)
-        try body.operations.validate(exclusiveSet: true)
         let ids = try Self.check(body.audience.namedUserID.values, path: "audience.named_user_id")
         try await self.namedUsers.changeTags(body.operations, namedUserIDs: ids, appID: caller.app.id)
         return AirshipJSON.ok()

@@ -1,6 +1,7 @@
 import BlimpCore
 
-/// The body of a tag request: an audience of channels or named users, and `add` / `remove` / `set` beside it.
+/// The body of a tag request: an audience of channels or named users, and `add` / `remove` / `set` beside it, which
+/// must follow Airship's limits (a broken one is an ``InvalidField``, answered 400).
 struct TagRequest<Audience: Decodable>: Decodable {
     var audience: Audience
     var operations: TagOperations
@@ -12,5 +13,6 @@ struct TagRequest<Audience: Decodable>: Decodable {
     init(from decoder: any Decoder) throws {
         self.audience = try decoder.container(keyedBy: CodingKeys.self).decode(Audience.self, forKey: .audience)
         self.operations = try TagOperations(from: decoder)
+        try self.operations.validate(exclusiveSet: true)
     }
 }

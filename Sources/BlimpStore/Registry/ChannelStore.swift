@@ -119,19 +119,30 @@ public struct ChannelStore: Sendable {
             }
         }
         for update in batch.liveActivities {
-            try await RegistryError.mapping {
-                if case .setActivity(let name, let activityID, let token, let startedAt, let actionMilliseconds) = update {
-                    let token = RegistrationWriter.ActivityToken(
-                        appID: appID, channelID: channelID, name: name, activityID: activityID, token: token,
-                        startedAt: startedAt.timeIntervalSince1970, actionMilliseconds: actionMilliseconds)
-                    guard try await self.writer.activities.submit(token) else { throw RegistryError.notFound }
-                } else {
-                    try await self.client.query(
-                        LiveActivityStatements.apply(update, channelID: channelID, appID: appID, now: self.now()),
-                        logger: self.logger
-                    )
+            let statement: PostgresQuery
+            switch update {
+            case .setActivity(let name, let activityID, let token, let startedAt, let actionMilliseconds):
+                let token = RegistrationWriter.ActivityToken(
+                    appID: appID, channelID: channelID, name: name, activityID: activityID, token: token,
+                    startedAt: startedAt.timeIntervalSince1970, actionMilliseconds: actionMilliseconds)
+                guard try await RegistryError.mapping({ try await self.writer.activities.submit(token) }) else {
+                    throw .notFound
                 }
+                continue
+            case .removeActivity(let name, let activityID, let startedAt, let actionMilliseconds):
+                statement = LiveActivityStatements.removeActivity(
+                    name: name, activityID: activityID, startedAt: startedAt, actionMilliseconds: actionMilliseconds,
+                    channelID: channelID, appID: appID, now: self.now())
+            case .setStartToken(let attributesType, let token, let actionMilliseconds):
+                statement = LiveActivityStatements.startToken(
+                    token, attributesType: attributesType, actionMilliseconds: actionMilliseconds,
+                    channelID: channelID, appID: appID, now: self.now())
+            case .removeStartToken(let attributesType, let actionMilliseconds):
+                statement = LiveActivityStatements.startToken(
+                    nil, attributesType: attributesType, actionMilliseconds: actionMilliseconds,
+                    channelID: channelID, appID: appID, now: self.now())
             }
+            try await RegistryError.mapping { try await self.client.query(statement, logger: self.logger) }
         }
     }
 
