@@ -34,11 +34,13 @@ ALTER TABLE named_users ADD COLUMN IF NOT EXISTS updated_at timestamptz NOT NULL
 
 -- Channels: one per app installation on a device, as the Airship SDK registers them.
 -- push_address is the device's alert token (lower-case hex), absent until the user allows alerts.
+-- Tokens are checked by length and a negated class, not `~ '^[0-9a-f]{64,200}$'`: PostgreSQL's
+-- regex engine takes ~50 µs on that bounded repetition, which was a fifth of registration's CPU.
 CREATE TABLE IF NOT EXISTS channels (
-    app_id                  bigint NOT NULL REFERENCES apps (id) ON DELETE CASCADE,
+    app_id                  bigint NOT NULL,
     channel_id              uuid NOT NULL,
     device_type             text NOT NULL DEFAULT 'ios' CHECK (device_type = 'ios'),
-    push_address            text CHECK (push_address ~ '^[0-9a-f]{64,200}$'),
+    push_address            text CHECK (octet_length(push_address) BETWEEN 64 AND 200 AND push_address !~ '[^0-9a-f]'),
     opt_in                  boolean NOT NULL DEFAULT false,
     background              boolean NOT NULL DEFAULT false,
     installed               boolean NOT NULL DEFAULT true,
@@ -57,6 +59,11 @@ CREATE TABLE IF NOT EXISTS channels (
     FOREIGN KEY (app_id, named_user_id) REFERENCES named_users (app_id, named_user_id)
         ON DELETE SET NULL (named_user_id)
 );
+-- No foreign key to apps: every insert would take a KEY SHARE lock on the app's one row, and
+-- concurrent registrations then share that lock through multixacts, which cost a quarter of
+-- registration's throughput. Apps are never deleted, and a channel is only written for the app
+-- its request authenticated as.
+ALTER TABLE channels DROP CONSTRAINT IF EXISTS channels_app_id_fkey;
 -- The same device token registering again finds its channel instead of making a duplicate.
 CREATE UNIQUE INDEX IF NOT EXISTS channels_by_push_address
     ON channels (app_id, push_address) WHERE push_address IS NOT NULL;
@@ -95,7 +102,7 @@ CREATE TABLE IF NOT EXISTS live_activities (
     channel_id     uuid NOT NULL,
     name           text NOT NULL,
     activity_id    text NOT NULL,
-    token          text CHECK (token ~ '^[0-9a-f]{64,200}$'),
+    token          text CHECK (octet_length(token) BETWEEN 64 AND 200 AND token !~ '[^0-9a-f]'),
     state          text NOT NULL DEFAULT 'active' CHECK (state IN ('active', 'ended', 'removed')),
     started_at     timestamptz NOT NULL,
     action_ts_ms   bigint NOT NULL,
@@ -116,7 +123,7 @@ CREATE TABLE IF NOT EXISTS push_to_start_tokens (
     app_id          bigint NOT NULL,
     channel_id      uuid NOT NULL,
     attributes_type text NOT NULL,
-    token           text CHECK (token ~ '^[0-9a-f]{64,200}$'),
+    token           text CHECK (octet_length(token) BETWEEN 64 AND 200 AND token !~ '[^0-9a-f]'),
     action_ts_ms    bigint NOT NULL,
     updated_at      timestamptz NOT NULL DEFAULT now(),
     PRIMARY KEY (app_id, channel_id, attributes_type),
