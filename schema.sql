@@ -137,7 +137,7 @@ CREATE INDEX IF NOT EXISTS push_to_start_tokens_by_type
 -- FOR UPDATE SKIP LOCKED under a lease, fans it out in channel order and checkpoints its cursor,
 -- so a worker that dies mid fan-out is resumed by another from the last checkpoint.
 CREATE TABLE IF NOT EXISTS pushes (
-    app_id            bigint NOT NULL REFERENCES apps (id) ON DELETE CASCADE,
+    app_id            bigint NOT NULL,
     push_id           uuid NOT NULL,
     operation_id      uuid NOT NULL,
     state             text NOT NULL DEFAULT 'queued'
@@ -160,6 +160,17 @@ CREATE TABLE IF NOT EXISTS pushes (
     PRIMARY KEY (app_id, push_id),
     CHECK ((kind = 'live_activity') = (activity_name IS NOT NULL AND event IS NOT NULL))
 );
+-- No foreign key to apps, as for channels: pushes are accepted by the thousand per second.
+ALTER TABLE pushes DROP CONSTRAINT IF EXISTS pushes_app_id_fkey;
+-- What a worker sends for every target, built and size-checked at acceptance: the APNs body (compact JSON,
+-- `payload` being the push object as sent), its push type, priority, collapse id and expiry, and for a start,
+-- the ActivityAttributes type whose push-to-start tokens it goes to.
+ALTER TABLE pushes ADD COLUMN IF NOT EXISTS apns_body text;
+ALTER TABLE pushes ADD COLUMN IF NOT EXISTS push_type text CHECK (push_type IN ('liveactivity', 'alert', 'background'));
+ALTER TABLE pushes ADD COLUMN IF NOT EXISTS priority smallint CHECK (priority IN (5, 10));
+ALTER TABLE pushes ADD COLUMN IF NOT EXISTS collapse_id text;
+ALTER TABLE pushes ADD COLUMN IF NOT EXISTS expires_at timestamptz;
+ALTER TABLE pushes ADD COLUMN IF NOT EXISTS attributes_type text;
 -- Hot path: claiming work. The index holds only unfinished pushes, so it stays as small as the
 -- backlog however long the history grows.
 CREATE INDEX IF NOT EXISTS pushes_unfinished
@@ -169,6 +180,35 @@ CREATE INDEX IF NOT EXISTS pushes_by_activity_name
     ON pushes (app_id, activity_name, accepted_at) WHERE activity_name IS NOT NULL;
 -- Reports: the recent pushes of an app.
 CREATE INDEX IF NOT EXISTS pushes_by_acceptance ON pushes (app_id, accepted_at DESC);
+
+-- The newest timestamp accepted for each Live Activity name: a later push of the name must be newer, or
+-- devices would drop it (ActivityKit ignores a push older than the last one it applied).
+CREATE TABLE IF NOT EXISTS activity_names (
+    app_id         bigint NOT NULL,
+    name           text NOT NULL,
+    last_timestamp bigint NOT NULL,
+    last_push_id   uuid NOT NULL,
+    PRIMARY KEY (app_id, name)
+);
+
+-- Idempotency keys of POST /api/push: the same key within 24 hours gets the first answer again.
+CREATE TABLE IF NOT EXISTS push_requests (
+    app_id          bigint NOT NULL,
+    idempotency_key text NOT NULL,
+    operation_id    uuid NOT NULL,
+    push_ids        uuid[] NOT NULL,
+    created_at      timestamptz NOT NULL,
+    PRIMARY KEY (app_id, idempotency_key)
+);
+
+-- Bearer tokens for the server API (`blimp apps token create`), by name, stored as SHA-256 digests.
+CREATE TABLE IF NOT EXISTS api_tokens (
+    app_id       bigint NOT NULL REFERENCES apps (id) ON DELETE CASCADE,
+    name         text NOT NULL CHECK (char_length(name) BETWEEN 1 AND 128),
+    token_sha256 bytea NOT NULL,
+    created_at   timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (app_id, name)
+);
 
 -- Delivery outcomes: what APNs answered for each token of each push (status 0: no answer,
 -- e.g. the connection was lost). Admins read the last N per token.

@@ -25,7 +25,7 @@ public struct APIConfiguration: Sendable {
 ///
 /// The application is a `Service`; the caller runs it in a `ServiceGroup` after the `PostgresClient` it uses.
 public enum APIServer {
-    /// The router with every route: health, the device API the Airship SDK calls, and the server API.
+    /// The router with every route: health, the device API the Airship SDK calls, the server API and the Push API.
     public static func buildRouter(
         database: PostgresClient,
         configuration: APIConfiguration,
@@ -55,6 +55,13 @@ public enum APIServer {
         // Server API (the master secret).
         ChannelController(auth: auth, channels: channels, publicURL: publicURL).addRoutes(to: api)
         NamedUserController(auth: auth, namedUsers: namedUsers, publicURL: publicURL).addRoutes(to: api)
+        PushController(
+            auth: auth,
+            intake: PushIntake(client: database, logger: logger, now: configuration.now),
+            reports: PushReports(client: database, logger: logger),
+            publicURL: publicURL,
+            now: configuration.now
+        ).addRoutes(to: api)
         return router
     }
 

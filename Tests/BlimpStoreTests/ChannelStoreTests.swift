@@ -181,10 +181,10 @@ import Testing
             let (id, _) = try await store.register(try self.registration(#"{"device_type": "ios", "push_address": "\#(self.token(1))"}"#), appID: scores.id)
             #expect(try await store.lookup(channelID: id, appID: orders.id) == nil)
             #expect(try await store.list(appID: orders.id, start: nil, limit: 10) == [])
-            await #expect(throws: RegistryError.notFound) {
+            await #expect(throws: StoreError.notFound) {
                 try await store.apply(self.batch(self.set("match", id: "a1", token: 1, at: 1)), channelID: id, appID: orders.id)
             }
-            await #expect(throws: RegistryError.notFound) {
+            await #expect(throws: StoreError.notFound) {
                 try await store.update(try self.registration(#"{"opt_in": true}"#), channelID: id, appID: orders.id)
             }
             #expect(try await store.changeTags(TagOperations(add: ["g": ["t"]]), channelIDs: [id], appID: orders.id) == 0)
@@ -229,7 +229,7 @@ import Testing
             try await users.uninstall(namedUserIDs: ["user-1"], appID: app.id)
             #expect(try await users.lookup(namedUserID: "user-1", appID: app.id) == nil)
             #expect(try await store.lookup(channelID: a, appID: app.id)?.installed == false)
-            await #expect(throws: RegistryError.notFound) {
+            await #expect(throws: StoreError.notFound) {
                 try await users.associate(channelID: UUID(), namedUserID: "user-3", appID: app.id)
             }
             #expect(try await users.lookup(namedUserID: "user-3", appID: app.id) == nil)

@@ -16,6 +16,13 @@ struct AirshipError: HTTPResponseError {
     struct Details: Encodable {
         var error: String
         var path: String?
+        var location: Location?
+
+        /// Where in the body, both 1-based.
+        struct Location: Encodable {
+            var line: Int
+            var column: Int
+        }
     }
 
     init(_ status: HTTPResponse.Status, _ error: String, code: Int? = nil, details: Details? = nil) {
@@ -34,6 +41,15 @@ struct AirshipError: HTTPResponseError {
         )
     }
 
+    /// 400 for a body that is not JSON, naming the line and column.
+    static func malformed(_ error: RawJSONParser.SyntaxError) -> AirshipError {
+        AirshipError(
+            .badRequest,
+            "Could not parse request body.",
+            details: Details(error: error.message, location: .init(line: error.line, column: error.column))
+        )
+    }
+
     /// 404 `40401`: what was asked for is not in the caller's app (nor, as far as the caller can tell, anywhere).
     static func notFound(_ what: String) -> AirshipError {
         AirshipError(.notFound, "\(what) not found", code: 40401)
@@ -43,7 +59,7 @@ struct AirshipError: HTTPResponseError {
     static func whenMissing<T>(_ missing: AirshipError, _ body: () async throws -> T) async throws -> T {
         do {
             return try await body()
-        } catch RegistryError.notFound {
+        } catch StoreError.notFound {
             throw missing
         }
     }

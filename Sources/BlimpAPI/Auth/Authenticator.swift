@@ -9,7 +9,8 @@ import Hummingbird
 /// - `Basic app_key:master_secret` or `Basic app_key:app_secret`;
 /// - the SDK's signed bearer tokens: `X-UA-Appkey`, `X-UA-Nonce`, `X-UA-Timestamp` (and `X-UA-Channel-ID` for a
 ///   channel), signed with the app secret; SDKs before 17 sign `appKey:channelID` alone;
-/// - a channel token Blimp issued from `GET /api/auth/device`, with `X-UA-Appkey`.
+/// - a channel token Blimp issued from `GET /api/auth/device`, with `X-UA-Appkey`;
+/// - a server API token (`blimp apps token create`), with `X-UA-Appkey`, which acts as the master secret.
 ///
 /// Every failure is a 401; its details say which check failed, never a secret or whether an app key exists.
 struct Authenticator: Sendable {
@@ -69,6 +70,10 @@ struct Authenticator: Sendable {
         let appKey = headers[Self.appKey] ?? headers[Self.appKeyDefault]
         guard let appKey, let credentials = try await self.apps.credentials(appKey: appKey) else {
             throw AirshipError.unauthorized("the token is not valid")
+        }
+        if APIToken.isWellFormed(token) {
+            guard credentials.isAPIToken(token) else { throw AirshipError.unauthorized("the token is not valid") }
+            return Caller(credentials: credentials, access: .master)
         }
         // The SDK signs the channel id as it sends it.
         let channelText = headers[Self.channelID]

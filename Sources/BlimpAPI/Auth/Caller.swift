@@ -10,7 +10,7 @@ struct Caller: Sendable {
     var app: App { self.credentials.app }
 
     enum Access: Sendable, Equatable {
-        /// The master secret: every API of the app.
+        /// The master secret, or a server API token: every API of the app.
         case master
         /// The app secret, or the SDK's app-signed token: the device API for any of the app's channels.
         case app

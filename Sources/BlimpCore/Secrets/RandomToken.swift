@@ -46,3 +46,22 @@ enum Base64URL {
         }
     }
 }
+
+/// Bearer tokens for an app's server API: `blimp_` and 43 characters of base64url (256 random bits), a shape that
+/// cannot be mistaken for the SDK's tokens.
+public enum APIToken {
+    public static let prefix = "blimp_"
+
+    /// A new token from the system's secure random source.
+    public static func make() -> String {
+        var generator = SystemRandomNumberGenerator()
+        let bytes = (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+        return Self.prefix + Data(bytes).base64URLEncodedString()
+    }
+
+    /// Whether `value` has the shape of an API token.
+    public static func isWellFormed(_ value: String) -> Bool {
+        value.hasPrefix(Self.prefix) && value.utf8.count == Self.prefix.utf8.count + 43
+            && value.utf8.dropFirst(Self.prefix.utf8.count).allSatisfy(Base64URL.isAlphabetByte)
+    }
+}

@@ -51,21 +51,22 @@ public struct AppStore: Sendable {
     /// What authenticates requests for `appKey`: the app, its secrets' digests and the app secret itself (unsealed
     /// with `serverKey`), or `nil` when there is no such app.
     public func credentials(appKey: String, serverKey: ServerKey) async throws(AppStoreError) -> StoredCredentials? {
-        let row = try await self.mapErrors { () async throws -> (Row, Data, Data, Data?)? in
+        let row = try await self.mapErrors { () async throws -> (Row, Data, Data, Data?, [String])? in
             let rows = try await self.client.query(
                 """
-                SELECT \(unescaped: Self.columns), app_secret_sha256, master_secret_sha256, app_secret_sealed
+                SELECT \(unescaped: Self.columns), app_secret_sha256, master_secret_sha256, app_secret_sealed,
+                       ARRAY(SELECT encode(token_sha256, 'base64') FROM api_tokens WHERE api_tokens.app_id = apps.id)
                 FROM apps WHERE app_key = \(appKey)
                 """,
                 logger: self.logger
             )
-            let decoded = rows.decode((Int64, String, String, String, String, String, String, Date, Data, Data, Data?).self)
-            for try await (id, key, name, bundleID, keyID, teamID, environment, createdAt, appDigest, masterDigest, sealed) in decoded {
-                return ((id, key, name, bundleID, keyID, teamID, environment, createdAt), appDigest, masterDigest, sealed)
+            let decoded = rows.decode((Int64, String, String, String, String, String, String, Date, Data, Data, Data?, [String]).self)
+            for try await (id, key, name, bundleID, keyID, teamID, environment, createdAt, appDigest, masterDigest, sealed, tokens) in decoded {
+                return ((id, key, name, bundleID, keyID, teamID, environment, createdAt), appDigest, masterDigest, sealed, tokens)
             }
             return nil
         }
-        guard let (appRow, appDigest, masterDigest, sealed) = row else { return nil }
+        guard let (appRow, appDigest, masterDigest, sealed, tokenDigests) = row else { return nil }
         let app = try await self.mapErrors { try Self.app(from: appRow) }
         var appSecret: String?
         if let sealed {
@@ -79,8 +80,47 @@ public struct AppStore: Sendable {
             app: app,
             appSecretDigest: SecretDigest(bytes: Array(appDigest)),
             masterSecretDigest: SecretDigest(bytes: Array(masterDigest)),
+            apiTokenDigests: tokenDigests.compactMap { Data(base64Encoded: $0).map { SecretDigest(bytes: Array($0)) } },
             appSecret: appSecret
         )
+    }
+
+    /// Issues a bearer token for the app's server API under `name` (unique in the app) and returns it; only its
+    /// digest is stored, so it is shown once.
+    public func createToken(appKey: String, name: String) async throws(AppStoreError) -> String {
+        let token = APIToken.make()
+        let inserted = try await self.mapErrors {
+            let rows = try await self.client.query(
+                """
+                INSERT INTO api_tokens (app_id, name, token_sha256)
+                SELECT id, \(name), \(ByteBuffer(bytes: SecretDigest(of: token).bytes)) FROM apps WHERE app_key = \(appKey)
+                ON CONFLICT (app_id, name) DO NOTHING
+                RETURNING name
+                """,
+                logger: self.logger
+            )
+            return try await rows.decode(String.self).array().count
+        }
+        guard inserted == 1 else {
+            guard try await self.find(appKey: appKey) != nil else { throw .notFound }
+            throw .duplicate("token name")
+        }
+        return token
+    }
+
+    /// Revokes the app's token called `name`; `false` when there is none.
+    public func revokeToken(appKey: String, name: String) async throws(AppStoreError) -> Bool {
+        try await self.mapErrors {
+            let rows = try await self.client.query(
+                """
+                DELETE FROM api_tokens USING apps
+                WHERE api_tokens.app_id = apps.id AND apps.app_key = \(appKey) AND api_tokens.name = \(name)
+                RETURNING api_tokens.name
+                """,
+                logger: self.logger
+            )
+            return try await rows.decode(String.self).array().count == 1
+        }
     }
 
     /// The app's APNs signing key, unsealed with `serverKey`.

@@ -5,6 +5,8 @@ public struct StoredCredentials: Sendable {
     public let app: App
     let appSecretDigest: SecretDigest
     let masterSecretDigest: SecretDigest
+    /// The digests of the app's server API tokens (`blimp apps token create`).
+    let apiTokenDigests: [SecretDigest]
     /// The app secret; `nil` for apps created before Blimp kept it, which can use Basic authentication only.
     public let appSecret: String?
 
@@ -21,5 +23,10 @@ public struct StoredCredentials: Sendable {
         if self.masterSecretDigest.matches(secret) { return .master }
         if self.appSecretDigest.matches(secret) { return .device }
         return nil
+    }
+
+    /// Whether `token` is one of the app's server API tokens, which act with the master secret's rights.
+    public func isAPIToken(_ token: String) -> Bool {
+        self.apiTokenDigests.contains { $0.matches(token) }
     }
 }

@@ -28,9 +28,9 @@ public struct ChannelStore: Sendable {
     public func register(
         _ registration: CheckedChannelRegistration,
         appID: Int64
-    ) async throws(RegistryError) -> (channelID: UUID, created: Bool) {
+    ) async throws(StoreError) -> (channelID: UUID, created: Bool) {
         let channelID = UUID.random()
-        let created = try await RegistryError.mapping {
+        let created = try await StoreError.mapping {
             try await self.writer.creations.submit(.init(registration, appID: appID, channelID: channelID))
         }
         if created { return (channelID, true) }
@@ -38,7 +38,7 @@ public struct ChannelStore: Sendable {
         guard let pushAddress = registration.pushAddress else {
             throw .database(reason: "the insert returned no row")
         }
-        let existing = try await RegistryError.mapping {
+        let existing = try await StoreError.mapping {
             let rows = try await self.client.query(
                 "SELECT channel_id FROM channels WHERE app_id = \(appID) AND push_address = \(pushAddress)",
                 logger: self.logger
@@ -56,7 +56,7 @@ public struct ChannelStore: Sendable {
         _ registration: CheckedChannelRegistration,
         channelID: UUID,
         appID: Int64
-    ) async throws(RegistryError) {
+    ) async throws(StoreError) {
         let fields = ChannelColumns(registration)
         try await self.transaction(needed: true) { connection in
             if let pushAddress = registration.pushAddress {
@@ -88,7 +88,7 @@ public struct ChannelStore: Sendable {
                 """,
                 logger: self.logger
             )
-            guard try await rows.collect().count == 1 else { throw RegistryError.notFound }
+            guard try await rows.collect().count == 1 else { throw StoreError.notFound }
             try await TagWriter.channels.apply(
                 registration.tags, appID: appID, owners: [channelID.lowercased], on: connection, logger: self.logger)
         }
@@ -96,7 +96,7 @@ public struct ChannelStore: Sendable {
 
     /// Applies the SDK's batch (`PUT /api/channels/sdk/batch/{id}`): tags and attributes together, then Live
     /// Activity entries one after another, in order, each last-writer-wins by its `action_ts_ms`.
-    public func apply(_ batch: CheckedChannelBatch, channelID: UUID, appID: Int64) async throws(RegistryError) {
+    public func apply(_ batch: CheckedChannelBatch, channelID: UUID, appID: Int64) async throws(StoreError) {
         // An activity entry proves the channel is the app's (a foreign key, or the token writer's join); else ask.
         if !batch.tags.isEmpty || !batch.attributes.isEmpty || batch.liveActivities.isEmpty {
             try await self.transaction(needed: !batch.tags.isEmpty || batch.attributes.count > 1) { connection in
@@ -104,7 +104,7 @@ public struct ChannelStore: Sendable {
                     "SELECT 1 FROM channels WHERE app_id = \(appID) AND channel_id = \(channelID) FOR SHARE",
                     logger: self.logger
                 )
-                guard try await rows.collect().count == 1 else { throw RegistryError.notFound }
+                guard try await rows.collect().count == 1 else { throw StoreError.notFound }
                 try await TagWriter.channels.apply(
                     batch.tags, appID: appID, owners: [channelID.lowercased], on: connection, logger: self.logger)
                 for (key, value) in batch.attributes {
@@ -125,7 +125,7 @@ public struct ChannelStore: Sendable {
                 let token = RegistrationWriter.ActivityToken(
                     appID: appID, channelID: channelID, name: name, activityID: activityID, token: token,
                     startedAt: startedAt.timeIntervalSince1970, actionMilliseconds: actionMilliseconds)
-                guard try await RegistryError.mapping({ try await self.writer.activities.submit(token) }) else {
+                guard try await StoreError.mapping({ try await self.writer.activities.submit(token) }) else {
                     throw .notFound
                 }
                 continue
@@ -142,20 +142,20 @@ public struct ChannelStore: Sendable {
                     nil, attributesType: attributesType, actionMilliseconds: actionMilliseconds,
                     channelID: channelID, appID: appID, now: self.now())
             }
-            try await RegistryError.mapping { try await self.client.query(statement, logger: self.logger) }
+            try await StoreError.mapping { try await self.client.query(statement, logger: self.logger) }
         }
     }
 
     // MARK: - Server API
 
     /// The channel, if it is the app's.
-    public func lookup(channelID: UUID, appID: Int64) async throws(RegistryError) -> ChannelRecord? {
+    public func lookup(channelID: UUID, appID: Int64) async throws(StoreError) -> ChannelRecord? {
         try await self.records(appID: appID, channelIDs: [channelID]).first
     }
 
     /// Up to `limit` channels in channel-id order, from `start` on (inclusive).
-    public func list(appID: Int64, start: UUID?, limit: Int) async throws(RegistryError) -> [ChannelRecord] {
-        let channelIDs = try await RegistryError.mapping {
+    public func list(appID: Int64, start: UUID?, limit: Int) async throws(StoreError) -> [ChannelRecord] {
+        let channelIDs = try await StoreError.mapping {
             let rows = try await self.client.query(
                 """
                 SELECT channel_id FROM channels
@@ -174,7 +174,7 @@ public struct ChannelStore: Sendable {
         _ operations: TagOperations,
         channelIDs: [UUID],
         appID: Int64
-    ) async throws(RegistryError) -> Int {
+    ) async throws(StoreError) -> Int {
         try await self.transaction(needed: true) { connection in
             let existing = try await self.existing(channelIDs, appID: appID, on: connection)
             try await TagWriter.channels.apply(operations, appID: appID, owners: existing, on: connection, logger: self.logger)
@@ -184,7 +184,7 @@ public struct ChannelStore: Sendable {
 
     /// Marks the app's channels among `channelIDs` uninstalled: they receive nothing more, and their Live Activity
     /// tokens are forgotten. A later registration reinstalls a channel.
-    public func uninstall(channelIDs: [UUID], appID: Int64) async throws(RegistryError) {
+    public func uninstall(channelIDs: [UUID], appID: Int64) async throws(StoreError) {
         try await self.transaction(needed: false) { connection in
             try await Self.uninstall(channelIDs, appID: appID, on: connection, logger: self.logger)
         }
@@ -192,9 +192,9 @@ public struct ChannelStore: Sendable {
 
     /// Deletes Live Activity rows past their lifetime: 12 hours after the start, or once the dismissal date passed.
     /// Returns how many went.
-    public func deleteExpiredActivities() async throws(RegistryError) -> Int {
+    public func deleteExpiredActivities() async throws(StoreError) -> Int {
         let now = self.now()
-        return try await RegistryError.mapping {
+        return try await StoreError.mapping {
             let rows = try await self.client.query(
                 """
                 DELETE FROM live_activities
@@ -232,9 +232,9 @@ public struct ChannelStore: Sendable {
 
     /// The app's channels among `channelIDs`, in that order, each with its tags, activities and push-to-start
     /// tokens.
-    func records(appID: Int64, channelIDs: [UUID]) async throws(RegistryError) -> [ChannelRecord] {
+    func records(appID: Int64, channelIDs: [UUID]) async throws(StoreError) -> [ChannelRecord] {
         guard !channelIDs.isEmpty else { return [] }
-        return try await RegistryError.mapping {
+        return try await StoreError.mapping {
             try await ChannelRecords(appID: appID, now: self.now(), logger: self.logger).fetch(channelIDs, client: self.client)
         }
     }
@@ -254,8 +254,8 @@ public struct ChannelStore: Sendable {
     private func transaction<T: Sendable>(
         needed: Bool,
         _ body: (PostgresConnection) async throws -> T
-    ) async throws(RegistryError) -> T {
-        try await RegistryError.mapping {
+    ) async throws(StoreError) -> T {
+        try await StoreError.mapping {
             if needed {
                 try await self.client.withTransaction(logger: self.logger) { try await body($0) }
             } else {

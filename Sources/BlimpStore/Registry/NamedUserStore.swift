@@ -17,8 +17,8 @@ public struct NamedUserStore: Sendable {
     }
 
     /// Links the app's channel to `namedUserID` (created when new), moving it from any other named user.
-    public func associate(channelID: UUID, namedUserID: String, appID: Int64) async throws(RegistryError) {
-        try await RegistryError.mapping {
+    public func associate(channelID: UUID, namedUserID: String, appID: Int64) async throws(StoreError) {
+        try await StoreError.mapping {
             try await self.client.withTransaction(logger: self.logger) { connection in
                 try await Self.upsert([namedUserID], appID: appID, on: connection, logger: self.logger)
                 let rows = try await connection.query(
@@ -28,14 +28,14 @@ public struct NamedUserStore: Sendable {
                     """,
                     logger: self.logger
                 )
-                guard try await rows.collect().count == 1 else { throw RegistryError.notFound }
+                guard try await rows.collect().count == 1 else { throw StoreError.notFound }
             }
         }
     }
 
     /// Unlinks the app's channel from `namedUserID` (from whichever named user it has, when `nil`).
-    public func disassociate(channelID: UUID, namedUserID: String?, appID: Int64) async throws(RegistryError) {
-        try await RegistryError.mapping {
+    public func disassociate(channelID: UUID, namedUserID: String?, appID: Int64) async throws(StoreError) {
+        try await StoreError.mapping {
             let rows = try await self.client.query(
                 """
                 UPDATE channels SET named_user_id = CASE WHEN \(namedUserID)::text IS NULL OR named_user_id = \(namedUserID)
@@ -44,25 +44,25 @@ public struct NamedUserStore: Sendable {
                 """,
                 logger: self.logger
             )
-            guard try await rows.collect().count == 1 else { throw RegistryError.notFound }
+            guard try await rows.collect().count == 1 else { throw StoreError.notFound }
         }
     }
 
     /// The named user the app's channel belongs to, if any.
-    public func namedUser(ofChannel channelID: UUID, appID: Int64) async throws(RegistryError) -> String? {
-        try await RegistryError.mapping {
+    public func namedUser(ofChannel channelID: UUID, appID: Int64) async throws(StoreError) -> String? {
+        try await StoreError.mapping {
             let rows = try await self.client.query(
                 "SELECT named_user_id FROM channels WHERE app_id = \(appID) AND channel_id = \(channelID)",
                 logger: self.logger
             )
-            guard let row = try await rows.decode(String?.self).array().first else { throw RegistryError.notFound }
+            guard let row = try await rows.decode(String?.self).array().first else { throw StoreError.notFound }
             return row
         }
     }
 
     /// Changes the tags of the named users (created when new).
-    public func changeTags(_ operations: TagOperations, namedUserIDs: [String], appID: Int64) async throws(RegistryError) {
-        try await RegistryError.mapping {
+    public func changeTags(_ operations: TagOperations, namedUserIDs: [String], appID: Int64) async throws(StoreError) {
+        try await StoreError.mapping {
             try await self.client.withTransaction(logger: self.logger) { connection in
                 try await Self.upsert(namedUserIDs, appID: appID, on: connection, logger: self.logger)
                 try await TagWriter.namedUsers.apply(
@@ -72,13 +72,13 @@ public struct NamedUserStore: Sendable {
     }
 
     /// The named user with its tags and channels, if the app has it.
-    public func lookup(namedUserID: String, appID: Int64) async throws(RegistryError) -> NamedUserRecord? {
+    public func lookup(namedUserID: String, appID: Int64) async throws(StoreError) -> NamedUserRecord? {
         try await self.records(appID: appID, namedUserIDs: [namedUserID]).first
     }
 
     /// Up to `limit` named users in id order, from `start` on (inclusive).
-    public func list(appID: Int64, start: String?, limit: Int) async throws(RegistryError) -> [NamedUserRecord] {
-        let ids = try await RegistryError.mapping {
+    public func list(appID: Int64, start: String?, limit: Int) async throws(StoreError) -> [NamedUserRecord] {
+        let ids = try await StoreError.mapping {
             let rows = try await self.client.query(
                 """
                 SELECT named_user_id FROM named_users
@@ -93,8 +93,8 @@ public struct NamedUserStore: Sendable {
     }
 
     /// Deletes the named users and uninstalls their channels.
-    public func uninstall(namedUserIDs: [String], appID: Int64) async throws(RegistryError) {
-        try await RegistryError.mapping {
+    public func uninstall(namedUserIDs: [String], appID: Int64) async throws(StoreError) {
+        try await StoreError.mapping {
             try await self.client.withTransaction(logger: self.logger) { connection in
                 let rows = try await connection.query(
                     "SELECT channel_id FROM channels WHERE app_id = \(appID) AND named_user_id = ANY(\(namedUserIDs)::text[])",
@@ -121,9 +121,9 @@ public struct NamedUserStore: Sendable {
     }
 
     /// The app's named users among `namedUserIDs`, in that order.
-    private func records(appID: Int64, namedUserIDs: [String]) async throws(RegistryError) -> [NamedUserRecord] {
+    private func records(appID: Int64, namedUserIDs: [String]) async throws(StoreError) -> [NamedUserRecord] {
         guard !namedUserIDs.isEmpty else { return [] }
-        let (users, channelIDs) = try await RegistryError.mapping {
+        let (users, channelIDs) = try await StoreError.mapping {
             try await self.client.withConnection { connection in
                 var users: [String: NamedUserRecord] = [:]
                 let rows = try await connection.query(

@@ -1,8 +1,8 @@
 import PostgresNIO
 
-/// Why a channel or named-user operation failed, in one line without secrets.
-public enum RegistryError: Error, Equatable, CustomStringConvertible {
-    /// The channel or named user is not in this app (whether it exists in another is never told).
+/// Why a store operation failed, in one line without secrets.
+public enum StoreError: Error, Equatable, CustomStringConvertible {
+    /// What was asked for is not in this app (whether it exists in another is never told).
     case notFound
     case database(reason: String)
 
@@ -13,9 +13,9 @@ public enum RegistryError: Error, Equatable, CustomStringConvertible {
         }
     }
 
-    /// Runs `body`, turning database errors into ``RegistryError``s; a foreign-key violation means the channel is
+    /// Runs `body`, turning database errors into ``StoreError``s; a foreign-key violation means the channel is
     /// not in the app.
-    static func mapping<T>(_ body: () async throws -> T) async throws(RegistryError) -> T {
+    static func mapping<T>(_ body: () async throws -> T) async throws(StoreError) -> T {
         do {
             return try await body()
         } catch {
@@ -23,9 +23,9 @@ public enum RegistryError: Error, Equatable, CustomStringConvertible {
         }
     }
 
-    private static func from(_ error: any Error) -> RegistryError {
+    private static func from(_ error: any Error) -> StoreError {
         switch error {
-        case let error as RegistryError: error
+        case let error as StoreError: error
         case let error as PostgresTransactionError:
             if let inner = error.closureError ?? error.beginError ?? error.commitError { Self.from(inner) } else {
                 .database(reason: "the transaction failed")

@@ -3,7 +3,8 @@ import NIOHTTP1
 import NIOPosix
 
 /// One keep-alive HTTP/1.1 connection that sends a request and waits for its answer, then the next: the lean client
-/// `blimp simulate-devices` drives the API with, so that the load generator is not what gets measured.
+/// `blimp simulate-devices` drives the API with (so that the load generator is not what gets measured) and
+/// `blimp push` sends with.
 struct HTTP1Connection {
     private let outbound: NIOAsyncChannelOutboundWriter<HTTPClientRequestPart>
     private var inbound: NIOAsyncChannelInboundStream<HTTPClientResponsePart>.AsyncIterator

@@ -1,0 +1,132 @@
+import BlimpCore
+import BlimpStore
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+/// The Push API (master secret or an API token; reference: airship-api.md §1): `POST /api/push` queues pushes and
+/// answers 202 once they are committed; `POST /api/push/validate` checks them and queues nothing. Reports
+/// (`GET /api/pushes/{id}`, `GET /api/pushes`) are a Blimp extension.
+struct PushController: Sendable {
+    let auth: Authenticator
+    let intake: PushIntake
+    let reports: PushReports
+    let publicURL: PublicURL
+    let now: @Sendable () -> Date
+
+    /// The largest request body, as Airship's.
+    static let maximumBody = 5 * 1024 * 1024
+    /// The longest page of reports, and the default one.
+    static let maximumPage = 1000
+    static let defaultPage = 100
+    static let idempotencyKey = HTTPField.Name("Idempotency-Key")!
+
+    func addRoutes(to router: RouterGroup<some RequestContext>) {
+        router.post("push") { request, _ in try await self.send(request) }
+        router.post("push/validate") { request, _ in try await self.validate(request) }
+        router.get("pushes/:push") { request, context in try await self.report(request, context) }
+        router.get("pushes") { request, _ in try await self.list(request) }
+    }
+
+    func send(_ request: Request) async throws -> Response {
+        let caller = try await self.auth.master(request)
+        let key = try Self.idempotencyKey(of: request)
+        let (pushes, isBatch) = try await self.pushes(in: request)
+        let submission = PushSubmission(appID: caller.app.id, pushes: pushes, idempotencyKey: key)
+        switch try await self.intake.accept(submission) {
+        case .accepted(let operationID, let pushIDs):
+            return AirshipJSON.response(status: .accepted, json: Self.accepted(operationID: operationID, pushIDs: pushIDs))
+        case .staleTimestamp(let index, let name, let timestamp, let last):
+            let path = (isBatch ? "[\(index)]." : "") + "notification.ios.live_activity.timestamp"
+            throw AirshipError(
+                .conflict,
+                "The timestamp is not newer than the last accepted push of this Live Activity name.",
+                details: .init(
+                    error: "timestamp \(timestamp) is not after \(last), the last accepted for '\(name)'; devices would drop it",
+                    path: path
+                )
+            )
+        }
+    }
+
+    func validate(_ request: Request) async throws -> Response {
+        _ = try await self.auth.master(request)
+        _ = try await self.pushes(in: request)
+        return AirshipJSON.ok()
+    }
+
+    /// The request's pushes, checked as they will be sent (a payload larger than APNs takes is refused here), and
+    /// whether they came as an array.
+    private func pushes(in request: Request) async throws -> (pushes: [Push], isBatch: Bool) {
+        var request = request
+        let body = try await request.collectBody(upTo: Self.maximumBody)
+        let json: RawJSON
+        do {
+            json = try RawJSONParser.parse(body.readableBytesView)
+        } catch {
+            throw AirshipError.malformed(error)
+        }
+        let pushes = try Push.pushes(in: json)
+        let placeholder = Int64(self.now().timeIntervalSince1970)
+        for (index, push) in pushes.enumerated() {
+            let timestamp: Int64? = if case .liveActivity(let activity) = push.content { activity.timestamp } else { nil }
+            try APNsPayload(push, timestamp: timestamp ?? placeholder)
+                .checkSize(at: (json.isArray ? "[\(index)]." : "") + "notification")
+        }
+        return (pushes, json.isArray)
+    }
+
+    func report(_ request: Request, _ context: some RequestContext) async throws -> Response {
+        let caller = try await self.auth.master(request)
+        guard let text = context.parameters.get("push"), let pushID = UUID(parsing: text) else {
+            throw AirshipError.notFound("Push")
+        }
+        let report = try await AirshipError.whenMissing(.notFound("Push")) {
+            try await self.reports.report(pushID, appID: caller.app.id)
+        }
+        return AirshipJSON.response(json: RawJSON.object([.init("ok", .bool(true)), .init("push", report.json)]).text)
+    }
+
+    /// The app's pushes, newest first, paged like channels: `next_page` (and `Link`) is the next page's absolute URL.
+    func list(_ request: Request) async throws -> Response {
+        let caller = try await self.auth.master(request)
+        let query = request.uri.queryParameters
+        let limit = try Paging.limit(query["limit"].map(String.init), maximum: Self.maximumPage, fallback: Self.defaultPage)
+        var start: UUID?
+        if let text = query["start"] {
+            guard let id = UUID(parsing: String(text)) else { throw AirshipError.invalid(InvalidField("start", "start is a push id")) }
+            start = id
+        }
+        let page = try await self.reports.list(appID: caller.app.id, limit: limit, start: start)
+        var members: [RawJSON.Member] = [.init("ok", .bool(true)), .init("pushes", .array(page.reports.map(\.json)))]
+        var headers: HTTPFields = [:]
+        if let next = page.next {
+            let url = "\(self.publicURL.base(for: request))/api/pushes?limit=\(limit)&start=\(next.lowercaseString)"
+            members.append(.init("next_page", .string(url)))
+            headers[AirshipJSON.link] = "<\(url)>; rel=\"next\""
+        }
+        return AirshipJSON.response(headers: headers, json: RawJSON.object(members).text)
+    }
+
+    /// The `Idempotency-Key` header: 1 to 255 printable ASCII characters.
+    private static func idempotencyKey(of request: Request) throws -> String? {
+        guard let key = request.headers[Self.idempotencyKey] else { return nil }
+        guard (1...255).contains(key.utf8.count), key.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
+            throw AirshipError(.badRequest, "The Idempotency-Key header is not valid.",
+                               details: .init(error: "an idempotency key is 1 to 255 printable ASCII characters"))
+        }
+        return key
+    }
+
+    /// Airship's answer to an accepted push request.
+    static func accepted(operationID: UUID, pushIDs: [UUID]) -> String {
+        RawJSON.object([
+            .init("ok", .bool(true)),
+            .init("operation_id", .string(operationID.lowercaseString)),
+            .init("push_ids", .array(pushIDs.map { .string($0.lowercaseString) })),
+            .init("message_ids", .array([])),
+            .init("content_urls", .array([])),
+            .init("localized_ids", .array([])),
+        ]).text
+    }
+}

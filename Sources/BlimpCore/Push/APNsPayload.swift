@@ -1,0 +1,58 @@
+import Foundation
+
+/// What a worker sends to APNs for one push, the same for every token: the JSON body and the headers that
+/// depend on the push (reference: apns-live-activities.md §1.2, §3.1).
+public struct APNsPayload: Sendable, Equatable {
+    public enum PushType: String, Sendable {
+        case liveactivity, alert, background
+    }
+
+    public var pushType: PushType
+    public var priority: Int
+    public var collapseID: String?
+    /// The JSON body, compact, with `aps` keys in APNs's kebab case.
+    public var body: String
+
+    /// APNs refuses larger bodies (`PayloadTooLarge`).
+    public static let maximumSize = 4096
+
+    /// The payload of `push`, with `timestamp` as a Live Activity's `aps.timestamp`.
+    public init(_ push: Push, timestamp: Int64) {
+        switch push.content {
+        case .liveActivity(let activity):
+            self.pushType = .liveactivity
+            self.priority = activity.priority
+            self.collapseID = nil
+            self.body = RawJSON.object([.init("aps", .object(Self.aps(activity, timestamp: timestamp)))]).text
+        case .alert(let alert):
+            self.pushType = alert.isBackground ? .background : .alert
+            self.priority = alert.priority
+            self.collapseID = alert.collapseID
+            self.body = RawJSON.object([.init("aps", .object(alert.aps))] + alert.extra).text
+        }
+    }
+
+    private static func aps(_ activity: LiveActivityNotification, timestamp: Int64) -> [RawJSON.Member] {
+        var aps: [RawJSON.Member] = [.init("timestamp", .integer(timestamp)), .init("event", .string(activity.event.rawValue))]
+        if let state = activity.contentState { aps.append(.init("content-state", state)) }
+        if let type = activity.attributesType { aps.append(.init("attributes-type", .string(type))) }
+        if let attributes = activity.attributes { aps.append(.init("attributes", attributes)) }
+        if activity.event == .start {
+            // iOS 18 then reports the new activity's update token, which the SDK tracks under the name.
+            aps.append(.init("input-push-token", .integer(1)))
+        }
+        if let alert = activity.alert { aps.append(.init("alert", alert)) }
+        if let date = activity.staleDate { aps.append(.init("stale-date", .integer(date))) }
+        if let date = activity.dismissalDate { aps.append(.init("dismissal-date", .integer(date))) }
+        if let score = activity.relevanceScore { aps.append(.init("relevance-score", score)) }
+        return aps
+    }
+
+    /// An ``InvalidField`` when the body is larger than APNs takes.
+    public func checkSize(at path: String) throws(InvalidField) {
+        let size = self.body.utf8.count
+        guard size <= Self.maximumSize else {
+            throw InvalidField(path, "the APNs payload would be \(size) bytes; APNs takes at most \(Self.maximumSize)")
+        }
+    }
+}

@@ -1,0 +1,95 @@
+/// `notification.ios.live_activity`: start, update or end the Live Activities tracked under a name
+/// (reference: airship-api.md §1.5, apns-live-activities.md §3).
+public struct LiveActivityNotification: Sendable, Equatable {
+    public enum Event: String, Sendable, CaseIterable {
+        case start, update, end
+    }
+
+    public var event: Event
+    public var name: String
+    /// The `ContentState` as sent, passed through exactly.
+    public var contentState: RawJSON?
+    /// Start only: the `ActivityAttributes` type name and its static attributes.
+    public var attributesType: String?
+    public var attributes: RawJSON?
+    /// `{title, body, sound}`, where title and body may be Apple's localized form.
+    public var alert: RawJSON?
+    public var priority: Int
+    public var staleDate: Int64?
+    public var dismissalDate: Int64?
+    public var relevanceScore: RawJSON?
+    /// Epoch seconds; `nil` until Blimp stamps the acceptance time.
+    public var timestamp: Int64?
+
+    /// Epoch seconds Blimp accepts: from 2001 to 5138 (a larger number is almost surely milliseconds).
+    static let epochSeconds: ClosedRange<Int64> = 978_307_200...99_999_999_999
+
+    static let keys: Set<String> = [
+        "event", "name", "content_state", "attributes_type", "attributes", "alert", "priority", "stale_date",
+        "dismissal_date", "relevance_score", "timestamp",
+    ]
+
+    static func parse(_ value: RawJSON, at path: String) throws(InvalidField) -> LiveActivityNotification {
+        let reader = try JSONObjectReader(value, at: path, allowed: Self.keys)
+        let eventName = try reader.required("event") { key throws(InvalidField) in
+            try reader.choice(key, Event.allCases.map(\.rawValue))
+        }
+        let event = Event(rawValue: eventName)!
+        let notification = LiveActivityNotification(
+            event: event,
+            name: try reader.required("name") { key throws(InvalidField) in try reader.string(key, maximumLength: 256) },
+            contentState: try reader.object("content_state"),
+            attributesType: try reader.string("attributes_type", maximumLength: 256),
+            attributes: try reader.object("attributes"),
+            alert: try Self.alert(reader),
+            priority: Int(try reader.integer("priority", in: 0...100) ?? 10),
+            staleDate: try reader.integer("stale_date", in: Self.epochSeconds),
+            dismissalDate: try reader.integer("dismissal_date", in: Self.epochSeconds),
+            relevanceScore: try reader.number("relevance_score"),
+            timestamp: try reader.integer("timestamp", in: Self.epochSeconds)
+        )
+        guard notification.priority == 5 || notification.priority == 10 else {
+            throw InvalidField(reader.path(of: "priority"), "must be 5 or 10")
+        }
+        switch event {
+        case .start:
+            guard notification.attributesType != nil, notification.attributes.map({ $0 != .object([]) }) == true else {
+                throw InvalidField(reader.path(of: "attributes"), "attributes_type and attributes are required for event start")
+            }
+            guard notification.contentState != nil else {
+                throw InvalidField(reader.path(of: "content_state"), "content_state is required for event start")
+            }
+            guard notification.alert != nil else {
+                throw InvalidField(reader.path(of: "alert"), "an alert is required for event start: APNs needs one to start an activity")
+            }
+        case .update, .end:
+            if let key = ["attributes_type", "attributes"].first(where: reader.has) {
+                throw InvalidField(reader.path(of: key), "\(key) is only for event start")
+            }
+            if event == .update, notification.contentState == nil {
+                throw InvalidField(reader.path(of: "content_state"), "content_state is required for event update")
+            }
+        }
+        return notification
+    }
+
+    /// `{title, body, sound}`: title and body are strings or `{"loc-key": …, "loc-args": [strings]}`.
+    private static func alert(_ reader: JSONObjectReader) throws(InvalidField) -> RawJSON? {
+        guard let value = reader.raw("alert") else { return nil }
+        let alert = try JSONObjectReader(value, at: reader.path(of: "alert"), allowed: ["title", "body", "sound"])
+        guard !alert.isEmpty else { throw InvalidField(alert.path, "needs a title, a body or a sound") }
+        for key in ["title", "body"] {
+            guard let text = alert.raw(key) else { continue }
+            if case .string = text { continue }
+            let localized = try JSONObjectReader(text, at: alert.path(of: key), allowed: ["loc-key", "loc-args"])
+            _ = try localized.required("loc-key") { key throws(InvalidField) in try localized.string(key) }
+            if let arguments = localized.raw("loc-args") {
+                guard case .array(let elements) = arguments, elements.allSatisfy({ if case .string = $0 { true } else { false } }) else {
+                    throw InvalidField(localized.path(of: "loc-args"), "expected an array of strings")
+                }
+            }
+        }
+        _ = try alert.string("sound")
+        return value
+    }
+}

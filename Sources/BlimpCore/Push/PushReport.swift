@@ -1,0 +1,75 @@
+import Foundation
+
+/// What became of one push so far (`GET /api/pushes/{push_id}`, a Blimp extension): its state, the workers'
+/// counts and its timings.
+public struct PushReport: Sendable, Equatable {
+    public var pushID: UUID
+    public var operationID: UUID
+    /// `queued`, `sending`, `done`, `superseded` or `failed`.
+    public var state: String
+    /// `live_activity` or `alert`.
+    public var kind: String
+    public var event: String?
+    public var name: String?
+    public var timestamp: Int64?
+    public var attributesType: String?
+    public var priority: Int
+    public var acceptedAt: Date
+    public var startedAt: Date?
+    public var finishedAt: Date?
+    /// The counts as workers keep them; absent ones are zero.
+    public var counts: RawJSON
+    /// The push object as it was accepted.
+    public var request: RawJSON
+
+    public init(
+        pushID: UUID, operationID: UUID, state: String, kind: String, event: String?, name: String?, timestamp: Int64?,
+        attributesType: String?, priority: Int, acceptedAt: Date, startedAt: Date?, finishedAt: Date?, counts: RawJSON,
+        request: RawJSON
+    ) {
+        self.pushID = pushID
+        self.operationID = operationID
+        self.state = state
+        self.kind = kind
+        self.event = event
+        self.name = name
+        self.timestamp = timestamp
+        self.attributesType = attributesType
+        self.priority = priority
+        self.acceptedAt = acceptedAt
+        self.startedAt = startedAt
+        self.finishedAt = finishedAt
+        self.counts = counts
+        self.request = request
+    }
+
+    /// Every count a report shows, zero until a worker counts it; `failed` is by APNs reason.
+    public static let countNames = [
+        "targets", "sent", "downgraded_priority", "skipped_ended", "skipped_already_active", "superseded", "tokens_pruned",
+    ]
+
+    /// The report in the API's shape.
+    public var json: RawJSON {
+        var members: [RawJSON.Member] = [
+            .init("push_id", .string(self.pushID.lowercaseString)),
+            .init("operation_id", .string(self.operationID.lowercaseString)),
+            .init("state", .string(self.state)),
+            .init("kind", .string(self.kind)),
+        ]
+        if let event = self.event, let name = self.name {
+            var activity: [RawJSON.Member] = [.init("event", .string(event)), .init("name", .string(name))]
+            if let timestamp = self.timestamp { activity.append(.init("timestamp", .integer(timestamp))) }
+            if let type = self.attributesType { activity.append(.init("attributes_type", .string(type))) }
+            members.append(.init("live_activity", .object(activity)))
+        }
+        members.append(.init("priority", .integer(Int64(self.priority))))
+        members.append(.init("accepted_at", .string(AirshipDate.format(self.acceptedAt))))
+        members.append(.init("started_at", self.startedAt.map { .string(AirshipDate.format($0)) } ?? .null))
+        members.append(.init("finished_at", self.finishedAt.map { .string(AirshipDate.format($0)) } ?? .null))
+        var counts: [RawJSON.Member] = Self.countNames.map { .init($0, self.counts[$0] ?? .integer(0)) }
+        counts.insert(.init("failed", self.counts["failed"] ?? .object([])), at: 2)
+        members.append(.init("counts", .object(counts)))
+        members.append(.init("request", self.request))
+        return .object(members)
+    }
+}

@@ -1,0 +1,67 @@
+import BlimpCore
+import Foundation
+import Logging
+import PostgresNIO
+
+/// Reads pushes back for their reports, scoped to one app.
+public struct PushReports: Sendable {
+    let client: PostgresClient
+    let logger: Logger
+
+    public init(client: PostgresClient, logger: Logger) {
+        self.client = client
+        self.logger = logger
+    }
+
+    /// The report of `pushID` in the app.
+    public func report(_ pushID: UUID, appID: Int64) async throws(StoreError) -> PushReport {
+        let reports = try await self.fetch(
+            "SELECT \(unescaped: Self.columns) FROM pushes WHERE app_id = \(appID) AND push_id = \(pushID)")
+        guard let report = reports.first else { throw .notFound }
+        return report
+    }
+
+    /// The app's pushes, newest first: `limit` of them from `start` (a push id) on, and the id the next page starts
+    /// with, if any.
+    public func list(appID: Int64, limit: Int, start: UUID?) async throws(StoreError) -> (reports: [PushReport], next: UUID?) {
+        let reports: [PushReport]
+        if let start {
+            reports = try await self.fetch(
+                """
+                SELECT \(unescaped: Self.columns) FROM pushes
+                WHERE app_id = \(appID) AND (accepted_at, push_id) <=
+                      (SELECT accepted_at, push_id FROM pushes WHERE app_id = \(appID) AND push_id = \(start))
+                ORDER BY accepted_at DESC, push_id DESC LIMIT \(limit + 1)
+                """)
+        } else {
+            reports = try await self.fetch(
+                """
+                SELECT \(unescaped: Self.columns) FROM pushes WHERE app_id = \(appID)
+                ORDER BY accepted_at DESC, push_id DESC LIMIT \(limit + 1)
+                """)
+        }
+        return (Array(reports.prefix(limit)), reports.count > limit ? reports.last?.pushID : nil)
+    }
+
+    private static let columns = """
+        push_id, operation_id, state, kind, event, activity_name, aps_timestamp, attributes_type, priority,
+        accepted_at, started_at, finished_at, counts::text, payload::text
+        """
+
+    private typealias Row = (UUID, UUID, String, String, String?, String?, Int64?, String?, Int16?, Date, Date?, Date?, String, String)
+
+    private func fetch(_ query: PostgresQuery) async throws(StoreError) -> [PushReport] {
+        try await StoreError.mapping {
+            let rows = try await self.client.query(query, logger: self.logger)
+            var reports: [PushReport] = []
+            for try await row in rows.decode(Row.self) {
+                reports.append(PushReport(
+                    pushID: row.0, operationID: row.1, state: row.2, kind: row.3, event: row.4, name: row.5,
+                    timestamp: row.6, attributesType: row.7, priority: Int(row.8 ?? 10), acceptedAt: row.9,
+                    startedAt: row.10, finishedAt: row.11,
+                    counts: try RawJSONParser.parse(row.12.utf8), request: try RawJSONParser.parse(row.13.utf8)))
+            }
+            return reports
+        }
+    }
+}
