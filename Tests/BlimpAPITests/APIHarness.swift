@@ -16,6 +16,7 @@ struct APIHarness {
     let scores: (app: App, credentials: AppCredentials)
     let orders: (app: App, credentials: AppCredentials)
     let clock: TestClock
+    let database: PostgresClient
 
     static let publicURL = "https://push.example.com"
 
@@ -29,7 +30,8 @@ struct APIHarness {
             let harness = APIHarness(
                 scores: try await TestApps.create(named: "Scores", in: database, serverKey: serverKey),
                 orders: try await TestApps.create(named: "Orders", in: database, serverKey: serverKey),
-                clock: TestClock(Date())
+                clock: TestClock(Date()),
+                database: database
             )
             let configuration = APIConfiguration(serverKey: serverKey, publicURL: publicURL, now: { harness.clock.now })
             let app = Application(

@@ -3,10 +3,10 @@ import Foundation
 import Testing
 
 /// The official Airship Python library (`pip install urbanairship`), unmodified, against Blimp on a real port:
-/// ChannelInfo, ChannelList (paging to the end), ChannelTags, ChannelUninstall and NamedUser
-/// (Python/airship_library.py holds the flows and their checks).
+/// ChannelInfo, ChannelList (paging to the end), ChannelTags, ChannelUninstall, NamedUser, and Push.send() and
+/// validate() with Live Activity starts, updates and ends (Python/airship_library.py holds the flows and their checks).
 @Suite(.enabled(if: TestDatabase.isEnabled)) struct AirshipLibraryTests {
-    @Test func theLibrarysChannelAndNamedUserFlowsWork() async throws {
+    @Test func theLibrarysChannelNamedUserAndPushFlowsWork() async throws {
         try await APIHarness.run(.live, publicURL: nil) { harness, client in
             let port = try #require(client.port)
             var ids: [String] = []

@@ -10,4 +10,6 @@ public final class TestClock: Sendable {
     public var now: Date { self.date.withLock { $0 } }
 
     public func set(_ date: Date) { self.date.withLock { $0 = date } }
+
+    public func advance(by seconds: TimeInterval) { self.date.withLock { $0.addTimeInterval(seconds) } }
 }

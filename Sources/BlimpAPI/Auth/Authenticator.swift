@@ -72,8 +72,10 @@ struct Authenticator: Sendable {
             throw AirshipError.unauthorized("the token is not valid")
         }
         if APIToken.isWellFormed(token) {
-            guard credentials.isAPIToken(token) else { throw AirshipError.unauthorized("the token is not valid") }
-            return Caller(credentials: credentials, access: .master)
+            // A token issued since the app's credentials were cached is looked up again.
+            let current = credentials.isAPIToken(token) ? credentials : try await self.apps.credentials(appKey: appKey, fresh: true)
+            guard let current, current.isAPIToken(token) else { throw AirshipError.unauthorized("the token is not valid") }
+            return Caller(credentials: current, access: .master)
         }
         // The SDK signs the channel id as it sends it.
         let channelText = headers[Self.channelID]
