@@ -199,6 +199,79 @@ import Testing
         }
     }
 
+    /// `apps token create` issues a server API token; `push` sends by name with it (or the master secret), prints the
+    /// push id, explains a refusal in one line, and with `--wait` follows the report until the push is done.
+    @Test func pushSendsByNameAndFollowsTheReport() async throws {
+        try await TestDatabase.withFreshDatabase { url, client in
+            try await withTemporaryFolder { folder in
+                let keyFile = folder.appendingPathComponent("key.p8")
+                try TestKeys.p8().write(to: keyFile, atomically: true, encoding: .utf8)
+                let environment = ["DATABASE_URL": url, "BLIMP_SECRET_KEY": self.serverKey]
+                let created = try await BlimpProcess.run(
+                    [
+                        "apps", "create", "--name", "Scores", "--bundle-id", "com.example.scores", "--apns-key-file",
+                        keyFile.path, "--apns-key-id", "ABC123DEFG", "--apns-team-id", "DEF123GHIJ",
+                    ],
+                    environment: environment
+                )
+                let app = try #require(try JSONSerialization.jsonObject(with: Data(created.stdout.utf8)) as? [String: String])
+                let appKey = app["app_key"]!
+                let token = try await BlimpProcess.run(["apps", "token", "create", "--app-key", appKey, "--name", "ci"], environment: environment)
+                #expect(token.status == 0, "\(token.stderr)")
+                let bearer = token.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+                #expect(APIToken.isWellFormed(bearer))
+                let twice = try await BlimpProcess.run(["apps", "token", "create", "--app-key", appKey, "--name", "ci"], environment: environment)
+                #expect(twice.status != 0 && twice.stderr == "blimp: an app with this token name already exists\n", "\(twice.stderr)")
+
+                let port = freePort()
+                let api = try BlimpProcess(["api", "--port", "\(port)"], environment: environment)
+                try await waitUntilServing("http://127.0.0.1:\(port)/health")
+                let target = ["--url", "http://127.0.0.1:\(port)", "--app-key", appKey]
+
+                let update = try await BlimpProcess.run(
+                    ["push"] + target + ["--token", bearer, "--name", "match-1", "--content-state", #"{"home": 1, "p": 0.941}"#, "--tag", "fans"])
+                #expect(update.status == 0, "\(update.stderr)")
+                let pushID = try #require(UUID(uuidString: update.stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
+                let stored = try await client.query(
+                    "SELECT apns_body, audience::text FROM pushes WHERE push_id = \(pushID)", logger: TestDatabase.logger
+                ).decode((String, String).self).reduce(into: []) { $0.append($1) }
+                #expect(stored.first?.0.contains(#""content-state":{"home":1,"p":0.941}"#) == true, "\(stored)")
+                #expect(stored.first?.1 == #"{"tag": "fans", "group": "device"}"#)
+
+                let refused = try await BlimpProcess.run(["push"] + target + ["--token", bearer, "--name", "match-1"])
+                #expect(refused.status != 0)
+                #expect(refused.stderr.hasPrefix("blimp: the API answered 400: ") && refused.stderr.contains("content_state is required"), "\(refused.stderr)")
+
+                // --wait follows the report; a worker's finishing is played here by the database.
+                let waiting = try BlimpProcess(
+                    ["push"] + target + ["--alert", "Doors open at 7", "--wait"], environment: ["BLIMP_MASTER_SECRET": app["master_secret"]!])
+                var alertID: UUID?
+                for _ in 0..<100 where alertID == nil {
+                    try await Task.sleep(for: .milliseconds(100))
+                    alertID = try await client.query("SELECT push_id FROM pushes WHERE kind = 'alert'", logger: TestDatabase.logger)
+                        .decode(UUID.self).reduce(into: [UUID]()) { $0.append($1) }.first
+                }
+                let finished = try #require(alertID)
+                try await Task.sleep(for: .milliseconds(700))
+                try await client.query(
+                    #"UPDATE pushes SET state = 'done', counts = '{"targets": 3, "sent": 3}' WHERE push_id = \#(finished)"#,
+                    logger: TestDatabase.logger)
+                let followed = await waiting.wait()
+                #expect(followed.status == 0, "\(followed.stderr)")
+                #expect(followed.stdout.hasPrefix(finished.uuidString.lowercased()), "\(followed.stdout)")
+                #expect(followed.stderr.contains("queued: 0/0 sent") && followed.stderr.contains("done: 3/3 sent"), "\(followed.stderr)")
+
+                let revoked = try await BlimpProcess.run(["apps", "token", "revoke", "--app-key", appKey, "--name", "ci"], environment: environment)
+                #expect(revoked.stdout == "revoked ci\n")
+                let again = try await BlimpProcess.run(["apps", "token", "revoke", "--app-key", appKey, "--name", "ci"], environment: environment)
+                #expect(again.stderr == "blimp: the app has no token named ci\n")
+
+                api.signal(SIGTERM)
+                #expect(await api.wait().status == 0)
+            }
+        }
+    }
+
     /// `dev` migrates, creates the demo app once, serves the API, and runs an APNs simulator that accepts pushes
     /// signed with the demo app's key.
     @Test func devMigratesCreatesTheDemoAppAndReusesIt() async throws {
