@@ -24,11 +24,11 @@ struct APICommand: AsyncParsableCommand {
 }
 
 /// The API process's services: the database client, which must run first, the API, and the janitor that deletes
-/// expired Live Activities.
+/// expired Live Activities and idempotency keys.
 struct APIServices {
     let database: PostgresClient
     var api: Application<RouterResponder<BasicRequestContext>>
-    let janitor: ActivityJanitor
+    let janitor: Janitor
 
     var all: [any Service] { [self.database, self.api, self.janitor] }
 }
@@ -45,7 +45,15 @@ extension ListenOptions {
             configuration: configuration,
             logger: logger
         )
-        let janitor = ActivityJanitor(channels: ChannelStore(client: database, logger: logger))
+        let channels = ChannelStore(client: database, logger: logger)
+        let intake = PushIntake(client: database, logger: logger)
+        let janitor = Janitor(
+            [
+                .init("expired live activities") { try await channels.deleteExpiredActivities() },
+                .init("expired idempotency keys") { try await intake.deleteExpiredKeys() },
+            ],
+            logger: logger
+        )
         return APIServices(database: database, api: api, janitor: janitor)
     }
 }

@@ -11,11 +11,17 @@ import PostgresNIO
 /// 3. inserts the pushes, each with the APNs body a worker will send, and moves the names' last timestamps on.
 public struct PushIntake: Sendable {
     let coalescer: Coalescer<PushSubmission, PushAcceptance>
+    let client: PostgresClient
+    let logger: Logger
+    let now: @Sendable () -> Date
 
     /// How long an idempotency key returns its first answer.
     public static let idempotencyWindow: TimeInterval = 24 * 3600
 
     public init(client: PostgresClient, logger: Logger, now: @escaping @Sendable () -> Date = Date.init) {
+        self.client = client
+        self.logger = logger
+        self.now = now
         self.coalescer = Coalescer { submissions in
             try await client.withTransaction(logger: logger) { connection in
                 try await Self.accept(submissions, on: connection, logger: logger, now: now())
@@ -26,6 +32,16 @@ public struct PushIntake: Sendable {
     /// Queues `submission`, or says why not.
     public func accept(_ submission: PushSubmission) async throws(StoreError) -> PushAcceptance {
         try await StoreError.mapping { try await self.coalescer.submit(submission) }
+    }
+
+    /// Deletes idempotency keys older than ``idempotencyWindow`` (``Janitor`` calls it); returns how many went.
+    public func deleteExpiredKeys() async throws(StoreError) -> Int {
+        let cutoff = self.now().addingTimeInterval(-Self.idempotencyWindow)
+        return try await StoreError.mapping {
+            let rows = try await self.client.query(
+                "DELETE FROM push_requests WHERE created_at < \(cutoff) RETURNING 1", logger: self.logger)
+            return try await rows.collect().count
+        }
     }
 
     private static func accept(
