@@ -1,13 +1,6 @@
 import BlimpCore
 import Foundation
 
-/// `apns-push-type` values Blimp sends.
-public enum APNsPushType: String, Sendable {
-    case alert
-    case background
-    case liveActivity = "liveactivity"
-}
-
 /// One notification for one device token: the headers APNs reads and the JSON payload
 /// (reference: apns-live-activities.md §1.2, §1.3).
 public struct APNsRequest: Sendable {

@@ -3,11 +3,7 @@ import Foundation
 /// What a worker sends to APNs for one push, the same for every token: the JSON body and the headers that
 /// depend on the push (reference: apns-live-activities.md §1.2, §3.1).
 public struct APNsPayload: Sendable, Equatable {
-    public enum PushType: String, Sendable {
-        case liveactivity, alert, background
-    }
-
-    public var pushType: PushType
+    public var pushType: APNsPushType
     public var priority: Int
     public var collapseID: String?
     /// The JSON body, compact, with `aps` keys in APNs's kebab case.
@@ -20,7 +16,7 @@ public struct APNsPayload: Sendable, Equatable {
     public init(_ push: Push, timestamp: Int64) {
         switch push.content {
         case .liveActivity(let activity):
-            self.pushType = .liveactivity
+            self.pushType = .liveActivity
             self.priority = activity.priority
             self.collapseID = nil
             self.body = RawJSON.object([.init("aps", .object(Self.aps(activity, timestamp: timestamp)))]).text

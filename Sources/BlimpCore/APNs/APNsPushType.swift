@@ -1,0 +1,6 @@
+/// `apns-push-type` values Blimp sends.
+public enum APNsPushType: String, Sendable {
+    case alert
+    case background
+    case liveActivity = "liveactivity"
+}
