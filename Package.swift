@@ -76,6 +76,18 @@ let package = Package(
                 .product(name: "NIOTLS", package: "swift-nio"),
             ]
         ),
+        // `blimp worker`: claims queued pushes, resolves their targets in PostgreSQL and delivers them to APNs.
+        .target(
+            name: "BlimpDispatch",
+            dependencies: [
+                "BlimpAPNs",
+                "BlimpCore",
+                "BlimpStore",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
         // `blimp apns-sim`: a faithful APNs simulator (HTTP/2 over TLS, spoken directly) and its admin endpoint.
         .target(
             name: "BlimpSimulator",
@@ -101,6 +113,7 @@ let package = Package(
                 "BlimpCore",
                 "BlimpStore",
                 "BlimpAPI",
+                "BlimpDispatch",
                 "BlimpSimulator",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOCore", package: "swift-nio"),

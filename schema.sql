@@ -22,6 +22,12 @@ CREATE TABLE IF NOT EXISTS apps (
 -- The app secret itself, sealed like the .p8 key: the SDK signs its requests with it (HMAC-SHA256), so the
 -- server needs it, not only its digest. Apps created before this column have none and authenticate with Basic.
 ALTER TABLE apps ADD COLUMN IF NOT EXISTS app_secret_sealed bytea;
+-- The app's Live Activity budgets (PriorityBudget): priority-10 pushes per token per hour, for channels that
+-- allow frequent updates, and push-to-start pushes per device per hour.
+ALTER TABLE apps ADD COLUMN IF NOT EXISTS priority_budget integer NOT NULL DEFAULT 15 CHECK (priority_budget >= 0);
+ALTER TABLE apps ADD COLUMN IF NOT EXISTS frequent_priority_budget integer NOT NULL DEFAULT 60
+    CHECK (frequent_priority_budget >= 0);
+ALTER TABLE apps ADD COLUMN IF NOT EXISTS start_budget integer NOT NULL DEFAULT 10 CHECK (start_budget >= 0);
 
 -- Named users: an app's own user ids, each linking any number of channels.
 CREATE TABLE IF NOT EXISTS named_users (
@@ -171,6 +177,9 @@ ALTER TABLE pushes ADD COLUMN IF NOT EXISTS priority smallint CHECK (priority IN
 ALTER TABLE pushes ADD COLUMN IF NOT EXISTS collapse_id text;
 ALTER TABLE pushes ADD COLUMN IF NOT EXISTS expires_at timestamptz;
 ALTER TABLE pushes ADD COLUMN IF NOT EXISTS attributes_type text;
+-- Whether the push lights the screen (an alert, a start, an end): such pushes get priority 10 first when a
+-- token's budget runs low.
+ALTER TABLE pushes ADD COLUMN IF NOT EXISTS alerting boolean NOT NULL DEFAULT true;
 -- Hot path: claiming work. The index holds only unfinished pushes, so it stays as small as the
 -- backlog however long the history grows.
 CREATE INDEX IF NOT EXISTS pushes_unfinished

@@ -6,12 +6,12 @@ import Foundation
 import Logging
 
 /// `blimp dev`: a first run on one machine. Migrates the local database, creates (or reuses) a demo app, prints how
-/// to call it, and runs the API and an APNs simulator that trusts the demo app's key, in this one process. With
-/// `BLIMP_APNS_URL` set, that endpoint is used instead and no simulator runs.
+/// to call it, and runs the API, a worker and an APNs simulator that trusts the demo app's key, in this one process.
+/// With `BLIMP_APNS_URL` set, that endpoint is used instead and no simulator runs.
 struct DevCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "dev",
-        abstract: "Run Blimp for local development: migrate, create a demo app, serve the API and an APNs simulator."
+        abstract: "Run Blimp for local development: migrate, create a demo app, serve the API, a worker and an APNs simulator."
     )
 
     @Option(help: "Where the server key and the demo app's key and credentials are kept.")
@@ -30,13 +30,13 @@ struct DevCommand: AsyncParsableCommand {
         let simulator = configured.overrideURL == nil ? try self.simulator(trusting: state, logger: logger) : nil
         let apns = simulator?.endpoint ?? configured
         let url = try self.database.resolve()
-        try await url.checkReachable(logger: logger)
+        // The schema first, so that the worker finds its tables from its first look.
+        try await url.withClient(logger: logger) { try await Schema.apply(to: $0, logger: logger) }
 
         var services = self.listen.buildAPI(database: url, serverKey: serverKey, logger: logger)
         let database = services.database
         // Runs once the database client is up, before the API listens.
         services.api.beforeServerStarts {
-            try await Schema.apply(to: database, logger: logger)
             let demo = try await DemoApp.ensure(
                 in: state,
                 store: AppStore(client: database, logger: logger),
@@ -44,7 +44,8 @@ struct DevCommand: AsyncParsableCommand {
             )
             FileHandle.standardOutput.write(Data(self.banner(demo: demo, apns: apns, simulator: simulator).utf8))
         }
-        try await runServices(services.all + (simulator?.services ?? []), logger: logger)
+        let worker = try WorkerCommand.worker(database: database, apns: apns, serverKey: serverKey, logger: logger)
+        try await runServices(services.all + [worker] + (simulator?.services ?? []), logger: logger)
     }
 
     /// The simulator on the loopback address, with its CA in the state folder, trusting the demo app's key.

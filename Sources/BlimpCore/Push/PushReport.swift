@@ -17,14 +17,13 @@ public struct PushReport: Sendable, Equatable {
     public var acceptedAt: Date
     public var startedAt: Date?
     public var finishedAt: Date?
-    /// The counts as workers keep them; absent ones are zero.
-    public var counts: RawJSON
+    public var counts: PushCounts
     /// The push object as it was accepted.
     public var request: RawJSON
 
     public init(
         pushID: UUID, operationID: UUID, state: String, kind: String, event: String?, name: String?, timestamp: Int64?,
-        attributesType: String?, priority: Int, acceptedAt: Date, startedAt: Date?, finishedAt: Date?, counts: RawJSON,
+        attributesType: String?, priority: Int, acceptedAt: Date, startedAt: Date?, finishedAt: Date?, counts: PushCounts,
         request: RawJSON
     ) {
         self.pushID = pushID
@@ -42,11 +41,6 @@ public struct PushReport: Sendable, Equatable {
         self.counts = counts
         self.request = request
     }
-
-    /// Every count a report shows, zero until a worker counts it; `failed` is by APNs reason.
-    public static let countNames = [
-        "targets", "sent", "downgraded_priority", "skipped_ended", "skipped_already_active", "superseded", "tokens_pruned",
-    ]
 
     /// The report in the API's shape.
     public var json: RawJSON {
@@ -66,9 +60,7 @@ public struct PushReport: Sendable, Equatable {
         members.append(.init("accepted_at", .string(AirshipDate.format(self.acceptedAt))))
         members.append(.init("started_at", self.startedAt.map { .string(AirshipDate.format($0)) } ?? .null))
         members.append(.init("finished_at", self.finishedAt.map { .string(AirshipDate.format($0)) } ?? .null))
-        var counts: [RawJSON.Member] = Self.countNames.map { .init($0, self.counts[$0] ?? .integer(0)) }
-        counts.insert(.init("failed", self.counts["failed"] ?? .object([])), at: 2)
-        members.append(.init("counts", .object(counts)))
+        members.append(.init("counts", self.counts.json))
         members.append(.init("request", self.request))
         return .object(members)
     }

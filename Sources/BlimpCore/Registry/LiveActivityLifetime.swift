@@ -7,6 +7,8 @@ public enum LiveActivityLifetime {
     public static let updatable: TimeInterval = 8 * 3600
     /// After this, the activity is gone from the device, and Blimp forgets it.
     public static let kept: TimeInterval = 12 * 3600
+    /// How long an ended activity stays on the Lock Screen when its end names no dismissal date.
+    public static let dismissedAfterEnd: TimeInterval = 4 * 3600
 
     /// Whether an activity that started at `startedAt` still accepts updates at `now`.
     public static func isUpdatable(startedAt: Date, now: Date) -> Bool {

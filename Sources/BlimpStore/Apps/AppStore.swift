@@ -123,6 +123,38 @@ public struct AppStore: Sendable {
         }
     }
 
+    /// What a worker needs to deliver the app's pushes: the app, its APNs signing key (unsealed with `serverKey`)
+    /// and its Live Activity budgets.
+    public func delivery(appID: Int64, serverKey: ServerKey) async throws(AppStoreError) -> (app: App, key: APNsSigningKey, budget: PriorityBudget) {
+        guard let app = try await self.fetch("SELECT \(unescaped: Self.columns) FROM apps WHERE id = \(appID)").first else {
+            throw .notFound
+        }
+        let budget = try await self.mapErrors {
+            let rows = try await self.client.query(
+                "SELECT priority_budget, frequent_priority_budget, start_budget FROM apps WHERE id = \(appID)", logger: self.logger)
+            for try await (perHour, frequent, starts) in rows.decode((Int, Int, Int).self) {
+                return PriorityBudget(perHour: perHour, frequentPerHour: frequent, startsPerHour: starts)
+            }
+            throw AppStoreError.notFound
+        }
+        return (app, try await self.signingKey(of: app, serverKey: serverKey), budget)
+    }
+
+    /// Sets the app's Live Activity budgets.
+    public func setBudget(_ budget: PriorityBudget, appKey: String) async throws(AppStoreError) {
+        let updated = try await self.mapErrors {
+            try await self.client.query(
+                """
+                UPDATE apps SET priority_budget = \(budget.perHour), frequent_priority_budget = \(budget.frequentPerHour),
+                                start_budget = \(budget.startsPerHour)
+                WHERE app_key = \(appKey) RETURNING 1
+                """,
+                logger: self.logger
+            ).decode(Int.self).array().count
+        }
+        guard updated == 1 else { throw .notFound }
+    }
+
     /// The app's APNs signing key, unsealed with `serverKey`.
     public func signingKey(of app: App, serverKey: ServerKey) async throws(AppStoreError) -> APNsSigningKey {
         let sealed = try await self.mapErrors {

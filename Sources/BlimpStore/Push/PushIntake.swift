@@ -88,6 +88,8 @@ public struct PushIntake: Sendable {
         if !rows.isEmpty {
             try await connection.query(Self.insertPushes(RawJSON.array(rows).text, acceptedAt: now), logger: logger)
             try await connection.query(Self.moveNames(names.filter { $0.value.moved }), logger: logger)
+            // Workers LISTEN; PostgreSQL delivers this when the transaction commits.
+            try await connection.query("SELECT pg_notify(\(DispatchStore.channel), '')", logger: logger)
         }
         return outcomes.map { $0! }
     }
@@ -254,8 +256,10 @@ public struct PushIntake: Sendable {
             members.append(.init("event", .string(activity.event.rawValue)))
             members.append(.init("aps_timestamp", .integer(timestamp ?? 0)))
             if let type = activity.attributesType { members.append(.init("attributes_type", .string(type))) }
+            members.append(.init("alerting", .bool(activity.event != .update || activity.alert != nil)))
         case .alert:
             members.append(.init("kind", .string("alert")))
+            members.append(.init("alerting", .bool(true)))
         }
         if let collapseID = payload.collapseID { members.append(.init("collapse_id", .string(collapseID))) }
         if let expiry = push.expiry {
@@ -267,13 +271,15 @@ public struct PushIntake: Sendable {
     private static func insertPushes(_ rows: String, acceptedAt: Date) -> PostgresQuery {
         """
         INSERT INTO pushes (app_id, push_id, operation_id, kind, activity_name, event, aps_timestamp, audience, payload,
-                            apns_body, push_type, priority, collapse_id, expires_at, attributes_type, accepted_at, not_before)
+                            apns_body, push_type, priority, collapse_id, expires_at, attributes_type, alerting, accepted_at,
+                            not_before)
         SELECT app_id, push_id, operation_id, kind, activity_name, event, aps_timestamp, audience, payload,
-               apns_body, push_type, priority, collapse_id, to_timestamp(expires_at), attributes_type, \(acceptedAt), \(acceptedAt)
+               apns_body, push_type, priority, collapse_id, to_timestamp(expires_at), attributes_type, alerting,
+               \(acceptedAt), \(acceptedAt)
         FROM jsonb_to_recordset(\(rows)::jsonb) AS r (
             app_id bigint, push_id uuid, operation_id uuid, kind text, activity_name text, event text,
             aps_timestamp bigint, audience jsonb, payload jsonb, apns_body text, push_type text, priority smallint,
-            collapse_id text, expires_at double precision, attributes_type text)
+            collapse_id text, expires_at double precision, attributes_type text, alerting boolean)
         """
     }
 

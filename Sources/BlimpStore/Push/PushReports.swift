@@ -59,7 +59,7 @@ public struct PushReports: Sendable {
                     pushID: row.0, operationID: row.1, state: row.2, kind: row.3, event: row.4, name: row.5,
                     timestamp: row.6, attributesType: row.7, priority: Int(row.8 ?? 10), acceptedAt: row.9,
                     startedAt: row.10, finishedAt: row.11,
-                    counts: try RawJSONParser.parse(row.12.utf8), request: try RawJSONParser.parse(row.13.utf8)))
+                    counts: PushCounts(try RawJSONParser.parse(row.12.utf8)), request: try RawJSONParser.parse(row.13.utf8)))
             }
             return reports
         }

@@ -1,0 +1,52 @@
+/// What the workers counted for one push, kept as JSON in `pushes.counts` and shown in its report.
+public struct PushCounts: Sendable, Equatable {
+    /// Tokens the audience and name resolved to.
+    public var targets = 0
+    /// Accepted by APNs.
+    public var sent = 0
+    /// Not delivered, by APNs reason (`no_response` when none came).
+    public var failed: [String: Int] = [:]
+    /// Sent at priority 5 because the token's priority-10 budget was spent.
+    public var downgradedPriority = 0
+    /// Updates to activities that had ended.
+    public var skippedEnded = 0
+    /// Starts for a name already active on the channel, or beyond the device's push-to-start budget.
+    public var skippedAlreadyActive = 0
+    public var skippedStartBudget = 0
+    /// Tokens a newer push of the name reached instead.
+    public var superseded = 0
+    /// Tokens APNs reported invalid, removed.
+    public var tokensPruned = 0
+
+    public init() {}
+
+    /// The counts in stored or reported JSON; absent ones are zero.
+    public init(_ json: RawJSON) {
+        func count(_ key: String) -> Int { if case .number(let n)? = json[key] { Int(n) ?? 0 } else { 0 } }
+        self.targets = count("targets")
+        self.sent = count("sent")
+        self.downgradedPriority = count("downgraded_priority")
+        self.skippedEnded = count("skipped_ended")
+        self.skippedAlreadyActive = count("skipped_already_active")
+        self.skippedStartBudget = count("skipped_start_budget")
+        self.superseded = count("superseded")
+        self.tokensPruned = count("tokens_pruned")
+        if case .object(let reasons)? = json["failed"] {
+            for reason in reasons { if case .number(let n) = reason.value { self.failed[reason.key] = Int(n) ?? 0 } }
+        }
+    }
+
+    public var json: RawJSON {
+        .object([
+            .init("targets", .integer(Int64(self.targets))),
+            .init("sent", .integer(Int64(self.sent))),
+            .init("failed", .object(self.failed.sorted { $0.key < $1.key }.map { .init($0.key, .integer(Int64($0.value))) })),
+            .init("downgraded_priority", .integer(Int64(self.downgradedPriority))),
+            .init("skipped_ended", .integer(Int64(self.skippedEnded))),
+            .init("skipped_already_active", .integer(Int64(self.skippedAlreadyActive))),
+            .init("skipped_start_budget", .integer(Int64(self.skippedStartBudget))),
+            .init("superseded", .integer(Int64(self.superseded))),
+            .init("tokens_pruned", .integer(Int64(self.tokensPruned))),
+        ])
+    }
+}

@@ -1,0 +1,159 @@
+import BlimpAPNs
+import BlimpCore
+import BlimpStore
+import Foundation
+import Logging
+import ServiceLifecycle
+
+/// Delivers one claimed push: its targets in keyset batches (the next batch read while the current one is sent),
+/// each token's request through the APNs client with retries, and after each batch one checkpoint of outcomes,
+/// counts and cursor. An update stops, superseded, as soon as a newer update or end of its name is waiting.
+struct FanOut {
+    let store: DispatchStore
+    let apns: APNsClient
+    let delivery: DeliveryTarget
+    let configuration: WorkerConfiguration
+    let worker: String
+    let logger: Logger
+    let now: @Sendable () -> Date
+
+    /// The app's side of delivery: its topic, key, environment and budget.
+    struct DeliveryTarget: Sendable {
+        var bundleID: String
+        var key: APNsSigningKey
+        var environment: APNsEnvironment
+        var budget: PriorityBudget
+    }
+
+    /// How the fan-out ended.
+    enum Ending {
+        case done, superseded
+        /// The lease was lost (another worker took the push over) or the worker is shutting down.
+        case abandoned
+    }
+
+    func run(_ claimed: ClaimedPush) async throws -> Ending {
+        var push = claimed
+        var next = try await self.store.targets(of: push, limit: self.configuration.batchSize, now: self.now())
+        while !next.isEmpty {
+            if try await self.store.isSuperseded(push) {
+                try await self.store.finish(push, state: "superseded", worker: self.worker, now: self.now())
+                return .superseded
+            }
+            let batch = next
+            var ahead = push
+            ahead.cursor = batch.last!.channelID
+            let store = self.store, limit = self.configuration.batchSize, now = self.now(), reading = ahead
+            async let following = store.targets(of: reading, limit: limit, now: now)
+            let outcomes = await self.send(batch, of: push, counts: &push.counts)
+            push.cursor = ahead.cursor
+            guard try await self.store.record(outcomes, of: push, worker: self.worker, now: self.now(), lease: self.configuration.lease) else {
+                _ = try? await following
+                return .abandoned
+            }
+            next = try await following
+            // A shutdown lets the batch in flight finish and be recorded, then gives the push back.
+            if Task.isShuttingDownGracefully || Task.isCancelled { return .abandoned }
+        }
+        push.counts.skippedEnded = try await self.store.endedTargets(of: push)
+        try await self.store.finish(push, state: "done", worker: self.worker, now: self.now())
+        return .done
+    }
+
+    /// Sends one batch, all at once (the client queues what its connections cannot take yet), and counts it.
+    private func send(_ batch: [DispatchTarget], of push: ClaimedPush, counts: inout PushCounts) async -> [DispatchStore.Outcome] {
+        let plans = batch.map { self.plan($0, of: push) }
+        counts.targets += batch.count
+        let outcomes = await withTaskGroup(of: DispatchStore.Outcome?.self) { group in
+            for plan in plans {
+                guard case .send(let request, let target) = plan else { continue }
+                group.addTask { await self.deliver(request, to: target) }
+            }
+            var outcomes: [DispatchStore.Outcome] = []
+            for await outcome in group { if let outcome { outcomes.append(outcome) } }
+            return outcomes
+        }
+        for plan in plans {
+            switch plan {
+            case .skipAlreadyActive: counts.skippedAlreadyActive += 1
+            case .skipStartBudget: counts.skippedStartBudget += 1
+            case .invalidToken: counts.failed["invalid_token", default: 0] += 1
+            case .send(let request, _) where request.priority < push.priority: counts.downgradedPriority += 1
+            case .send: break
+            }
+        }
+        for outcome in outcomes {
+            if outcome.status == 200 {
+                counts.sent += 1
+            } else {
+                counts.failed[outcome.reason ?? (outcome.status == 0 ? "no_response" : "status_\(outcome.status)"), default: 0] += 1
+            }
+            if outcome.prune != nil || outcome.pruneNow { counts.tokensPruned += 1 }
+        }
+        return outcomes
+    }
+
+    private enum Plan {
+        case send(APNsRequest, DispatchTarget)
+        case skipAlreadyActive
+        case skipStartBudget
+        /// Not a token APNs could take (the schema's checks make this unreachable).
+        case invalidToken
+    }
+
+    /// What to do for one target: a start skips a channel where the name is already active or whose device spent
+    /// its push-to-start budget; a Live Activity push over the token's priority-10 budget goes at priority 5.
+    private func plan(_ target: DispatchTarget, of push: ClaimedPush) -> Plan {
+        var priority = push.priority
+        if case .liveActivity(let event, _, _) = push.kind {
+            if event == .start {
+                if target.alreadyActive { return .skipAlreadyActive }
+                if !self.delivery.budget.allowsStart(sentInLastHour: target.recentStarts) { return .skipStartBudget }
+            }
+            priority = self.delivery.budget.priority(
+                requested: push.priority, alerting: push.isAlerting, sentInLastHour: target.recentPriority10,
+                frequent: target.frequentPushes)
+        }
+        guard let token = DeviceToken(target.token) else { return .invalidToken }
+        let topic = push.pushType == .liveActivity ? APNsRequest.liveActivityTopic(bundleID: self.delivery.bundleID) : self.delivery.bundleID
+        return .send(
+            APNsRequest(
+                deviceToken: token, pushType: push.pushType, topic: topic, priority: priority,
+                expiration: self.expiration(of: push), collapseID: push.collapseID, payload: push.body),
+            target)
+    }
+
+    /// `apns-expiration`: the push's own expiry; for a Live Activity, never after the activity can be updated.
+    private func expiration(of push: ClaimedPush) -> Int64? {
+        var expiry = push.expiresAt
+        if case .liveActivity = push.kind {
+            let lifetime = self.now().addingTimeInterval(LiveActivityLifetime.updatable)
+            expiry = min(expiry ?? lifetime, lifetime)
+        }
+        return expiry.map { Int64($0.timeIntervalSince1970) }
+    }
+
+    /// Sends one request, retrying per ``DeliveryPolicy`` (429, 5xx and no answer, with backoff and jitter).
+    private func deliver(_ request: APNsRequest, to target: DispatchTarget) async -> DispatchStore.Outcome {
+        var attempt = 1
+        while true {
+            let response = await self.apns.send(request, key: self.delivery.key, environment: self.delivery.environment)
+            let action = self.configuration.delivery.action(for: response, attempt: attempt, jitter: Double.random(in: 0..<1))
+            switch (action, response) {
+            case (.retry(let delay), _) where !Task.isCancelled:
+                try? await Task.sleep(for: delay)
+                attempt += 1
+                continue
+            case (_, .accepted(let apnsID)):
+                return .init(target: target, status: 200, reason: nil, apnsID: apnsID, priority: request.priority, prune: nil, pruneNow: false)
+            case (.tokenInvalid(let since), .rejected(let status, let reason, _)):
+                return .init(target: target, status: status, reason: reason?.rawValue, apnsID: nil, priority: request.priority,
+                             prune: since, pruneNow: since == nil)
+            case (_, .rejected(let status, let reason, _)):
+                return .init(target: target, status: status, reason: reason?.rawValue, apnsID: nil, priority: request.priority, prune: nil, pruneNow: false)
+            case (_, .noResponse):
+                return .init(target: target, status: 0, reason: nil, apnsID: nil, priority: request.priority, prune: nil, pruneNow: false)
+            }
+        }
+    }
+}

@@ -1,0 +1,125 @@
+import BlimpAPNs
+import BlimpCore
+import BlimpStore
+import Foundation
+import Logging
+import PostgresNIO
+import ServiceLifecycle
+import Synchronization
+
+/// `blimp worker`: turns queued pushes into APNs requests. Any number of workers share one PostgreSQL; each claims
+/// pushes with `FOR UPDATE SKIP LOCKED` under a lease, so none is handled by two at once, and one whose worker died
+/// is resumed by another from its last checkpoint. Workers wake on `LISTEN blimp_pushes` (the API notifies it when
+/// it queues pushes), and also every ``WorkerConfiguration/pollInterval`` for expired leases.
+///
+/// On SIGTERM a worker stops claiming, lets the batches in flight finish and be recorded, and gives their pushes
+/// back for another worker to resume.
+public final class Worker: Service, Sendable {
+    let database: PostgresClient
+    let store: DispatchStore
+    let apps: AppStore
+    let apns: APNsClient
+    let serverKey: ServerKey
+    let configuration: WorkerConfiguration
+    let name: String
+    let logger: Logger
+    let now: @Sendable () -> Date
+    private let profiles = Mutex<[Int64: (FanOut.DeliveryTarget, fetchedAt: Date)]>([:])
+
+    public init(
+        database: PostgresClient,
+        apns: APNsClient,
+        serverKey: ServerKey,
+        configuration: WorkerConfiguration = WorkerConfiguration(),
+        name: String = "worker-\(UUID.random().lowercaseString.prefix(8))",
+        logger: Logger,
+        now: @escaping @Sendable () -> Date = Date.init
+    ) {
+        self.database = database
+        self.store = DispatchStore(client: database, logger: logger)
+        self.apps = AppStore(client: database, logger: logger)
+        self.apns = apns
+        self.serverKey = serverKey
+        self.configuration = configuration
+        self.name = name
+        self.logger = logger
+        self.now = now
+    }
+
+    public func run() async throws {
+        let (wakeups, wake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        await withDiscardingTaskGroup { group in
+            group.addTask { await self.listen(wake) }
+            group.addTask {
+                while !Task.isShuttingDownGracefully, !Task.isCancelled {
+                    wake.yield()
+                    try? await cancelWhenGracefulShutdown { try await Task.sleep(for: self.configuration.pollInterval) }
+                }
+            }
+            group.addTask {
+                // On each wake-up, claim loops fan pushes out until none is ready.
+                for await _ in wakeups.cancelOnGracefulShutdown() {
+                    await withDiscardingTaskGroup { loops in
+                        for _ in 0..<self.configuration.concurrentPushes { loops.addTask { await self.drain() } }
+                    }
+                }
+            }
+        }
+        await self.apns.shutdown()
+    }
+
+    /// Claims and delivers pushes, one at a time, until none is ready or the worker shuts down.
+    private func drain() async {
+        while !Task.isShuttingDownGracefully, !Task.isCancelled {
+            do {
+                guard let push = try await self.store.claim(worker: self.name, now: self.now(), lease: self.configuration.lease) else {
+                    return
+                }
+                try await self.deliver(push)
+            } catch {
+                self.logger.error("dispatch failed", metadata: ["error": "\(error)"])
+                return
+            }
+        }
+    }
+
+    private func deliver(_ push: ClaimedPush) async throws {
+        let metadata: Logger.Metadata = ["push.id": "\(push.pushID.lowercaseString)", "worker": "\(self.name)"]
+        self.logger.debug("push claimed", metadata: metadata)
+        let fanOut = FanOut(
+            store: self.store, apns: self.apns, delivery: try await self.profile(of: push.appID),
+            configuration: self.configuration, worker: self.name, logger: self.logger, now: self.now)
+        let ending = try await fanOut.run(push)
+        if case .abandoned = ending { try await self.store.release(push, worker: self.name, now: self.now()) }
+        self.logger.debug("push \(ending)", metadata: metadata)
+    }
+
+    /// The app's bundle id, key, environment and budget, read again after a minute.
+    private func profile(of appID: Int64) async throws -> FanOut.DeliveryTarget {
+        if let cached = self.profiles.withLock({ $0[appID] }), self.now().timeIntervalSince(cached.fetchedAt) < 60 {
+            return cached.0
+        }
+        let (app, key, budget) = try await self.apps.delivery(appID: appID, serverKey: self.serverKey)
+        let profile = FanOut.DeliveryTarget(bundleID: app.bundleID, key: key, environment: app.apnsEnvironment, budget: budget)
+        self.profiles.withLock { $0[appID] = (profile, self.now()) }
+        return profile
+    }
+
+    /// Wakes the claim loops whenever the API notifies that it queued pushes; reconnects when the connection drops.
+    private func listen(_ wake: AsyncStream<Void>.Continuation) async {
+        while !Task.isCancelled, !Task.isShuttingDownGracefully {
+            do {
+                try await self.database.withConnection { connection in
+                    try await connection.listen(on: DispatchStore.channel) { notifications in
+                        wake.yield()  // anything queued while not listening
+                        for try await _ in notifications.cancelOnGracefulShutdown() { wake.yield() }
+                    }
+                }
+            } catch {
+                if Task.isCancelled || Task.isShuttingDownGracefully { return }
+                self.logger.warning("listening for pushes failed; retrying", metadata: ["error": "\(error)"])
+                try? await Task.sleep(for: .seconds(1))
+            }
+        }
+    }
+}

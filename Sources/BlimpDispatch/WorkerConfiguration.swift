@@ -1,0 +1,18 @@
+import BlimpCore
+
+/// How a worker paces itself.
+public struct WorkerConfiguration: Sendable {
+    /// Pushes one worker fans out at once. Defaults to 4.
+    public var concurrentPushes = 4
+    /// Targets read, sent and recorded together; the checkpoint after each batch bounds what a crash sends twice.
+    /// Defaults to 1,000.
+    public var batchSize = 1000
+    /// How long a claim holds without a checkpoint before another worker may take the push over. Defaults to 30 s.
+    public var lease: Duration = .seconds(30)
+    /// How often a worker looks for work without being notified (expired leases). Defaults to 5 s.
+    public var pollInterval: Duration = .seconds(5)
+    /// Retries of one token after 429, 5xx or no answer: 5 attempts, from 200 ms doubling to at most 10 s.
+    public var delivery = DeliveryPolicy(maxAttempts: 5, baseDelay: .milliseconds(200), maxDelay: .seconds(10))
+
+    public init() {}
+}

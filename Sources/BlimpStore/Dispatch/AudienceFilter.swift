@@ -1,0 +1,54 @@
+import BlimpCore
+import PostgresNIO
+
+/// An ``Audience`` as a SQL condition on a channel id column, with its bind values: what lets a worker's target
+/// query stay one set-based statement however the audience nests. Tags match the channel's own tags and those of
+/// its named user, as Airship's do.
+struct AudienceFilter {
+    private(set) var sql = ""
+    private(set) var bindings: PostgresBindings
+
+    /// The condition that `channel` (a column such as `la.channel_id`) is in `audience`, for `appID`; its values
+    /// are bound after those already in `bindings`.
+    init(_ audience: Audience, channel: String, appID: Int64, after bindings: PostgresBindings) {
+        self.bindings = bindings
+        let app = self.bind(appID)
+        self.sql = self.condition(audience, channel: channel, app: app)
+    }
+
+    private mutating func bind(_ value: some PostgresNonThrowingEncodable & Sendable) -> String {
+        self.bindings.append(value)
+        return "$\(self.bindings.count)"
+    }
+
+    private mutating func condition(_ audience: Audience, channel: String, app: String) -> String {
+        switch audience {
+        case .all:
+            return "TRUE"
+        case .channel(let id):
+            return "\(channel) = \(self.bind(id))"
+        case .namedUser(let id):
+            return "EXISTS (SELECT 1 FROM channels n WHERE n.app_id = \(app) AND n.channel_id = \(channel) AND n.named_user_id = \(self.bind(id)))"
+        case .tag(let tag, let group):
+            let (tag, group) = (self.bind(tag), self.bind(group))
+            return """
+                (EXISTS (SELECT 1 FROM channel_tags t WHERE t.app_id = \(app) AND t.tag_group = \(group) AND t.tag = \(tag) \
+                AND t.channel_id = \(channel)) \
+                OR EXISTS (SELECT 1 FROM channels n JOIN named_user_tags u ON u.app_id = n.app_id AND u.named_user_id = n.named_user_id \
+                WHERE n.app_id = \(app) AND n.channel_id = \(channel) AND u.tag_group = \(group) AND u.tag = \(tag)))
+                """
+        case .and(let children):
+            return self.join(children, "AND", channel: channel, app: app)
+        case .or(let children):
+            return self.join(children, "OR", channel: channel, app: app)
+        case .not(let child):
+            return "NOT " + self.condition(child, channel: channel, app: app)
+        }
+    }
+
+    private mutating func join(_ children: [Audience], _ operator: String, channel: String, app: String) -> String {
+        var conditions: [String] = []
+        for child in children { conditions.append(self.condition(child, channel: channel, app: app)) }
+        return "(" + conditions.joined(separator: " \(`operator`) ") + ")"
+    }
+}
