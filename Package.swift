@@ -132,11 +132,13 @@ let package = Package(
             ],
             path: "bench/APNsClientBench"
         ),
-        // Shared by the test targets: a fresh PostgreSQL database per test, test keys.
+        // Shared by the test targets: a fresh PostgreSQL database per test, test keys, a simulator with a client.
         .target(
             name: "BlimpTestSupport",
             dependencies: [
+                "BlimpAPNs",
                 "BlimpCore",
+                "BlimpSimulator",
                 "BlimpStore",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
@@ -166,6 +168,16 @@ let package = Package(
             ]
         ),
         .testTarget(name: "BlimpStoreTests", dependencies: ["BlimpStore", "BlimpTestSupport"]),
+        // Workers against a real PostgreSQL and the simulator over real TLS and HTTP/2.
+        .testTarget(
+            name: "BlimpDispatchTests",
+            dependencies: [
+                "BlimpDispatch",
+                "BlimpSimulator",
+                "BlimpTestSupport",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ]
+        ),
         .testTarget(
             name: "BlimpAPITests",
             dependencies: [

@@ -184,9 +184,12 @@ ALTER TABLE pushes ADD COLUMN IF NOT EXISTS alerting boolean NOT NULL DEFAULT tr
 -- backlog however long the history grows.
 CREATE INDEX IF NOT EXISTS pushes_unfinished
     ON pushes (app_id, not_before) WHERE state IN ('queued', 'sending');
--- Per (app, name) ordering: the last accepted push of an activity name.
-CREATE INDEX IF NOT EXISTS pushes_by_activity_name
-    ON pushes (app_id, activity_name, accepted_at) WHERE activity_name IS NOT NULL;
+-- Per (app, name) ordering: a name's unfinished pushes by timestamp, which the intake makes strictly increasing
+-- in acceptance order. Workers claim the first and supersede updates that newer ones wait behind.
+DROP INDEX IF EXISTS pushes_by_activity_name;
+CREATE INDEX IF NOT EXISTS pushes_unfinished_by_name
+    ON pushes (app_id, activity_name, aps_timestamp)
+    WHERE activity_name IS NOT NULL AND state IN ('queued', 'sending');
 -- Reports: the recent pushes of an app.
 CREATE INDEX IF NOT EXISTS pushes_by_acceptance ON pushes (app_id, accepted_at DESC);
 

@@ -13,12 +13,12 @@ import Synchronization
 /// it queues pushes), and also every ``WorkerConfiguration/pollInterval`` for expired leases.
 ///
 /// On SIGTERM a worker stops claiming, lets the batches in flight finish and be recorded, and gives their pushes
-/// back for another worker to resume.
+/// back for another worker to resume. The APNs client is the caller's to shut down.
 public final class Worker: Service, Sendable {
     let database: PostgresClient
     let store: DispatchStore
     let apps: AppStore
-    let apns: APNsClient
+    public let apns: APNsClient
     let serverKey: ServerKey
     let configuration: WorkerConfiguration
     let name: String
@@ -65,7 +65,6 @@ public final class Worker: Service, Sendable {
                 }
             }
         }
-        await self.apns.shutdown()
     }
 
     /// Claims and delivers pushes, one at a time, until none is ready or the worker shuts down.

@@ -1,5 +1,6 @@
 import BlimpCore
 import BlimpHTTP2
+import BlimpTestSupport
 import NIOCore
 import NIOHPACK
 import NIOPosix

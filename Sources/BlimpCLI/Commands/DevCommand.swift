@@ -46,6 +46,7 @@ struct DevCommand: AsyncParsableCommand {
         }
         let worker = try WorkerCommand.worker(database: database, apns: apns, serverKey: serverKey, logger: logger)
         try await runServices(services.all + [worker] + (simulator?.services ?? []), logger: logger)
+        await worker.apns.shutdown()
     }
 
     /// The simulator on the loopback address, with its CA in the state folder, trusting the demo app's key.

@@ -28,6 +28,7 @@ struct WorkerCommand: AsyncParsableCommand {
             database: database, apns: try APNsEndpointSetting.resolve(), serverKey: try ServerKeySetting.resolve(),
             concurrentPushes: self.concurrentPushes, batchSize: self.batchSize, name: self.name, logger: logger)
         try await runServices([database, worker], logger: logger)
+        await worker.apns.shutdown()
     }
 
     /// A worker on `database`, sending to `apns`.

@@ -20,7 +20,8 @@ public struct DispatchStore: Sendable {
     // MARK: - Claiming
 
     /// Claims the oldest push that is ready: queued, or sending under an expired lease (its worker died), and the
-    /// first unfinished one of its Live Activity name, so that a name's pushes go out in acceptance order.
+    /// first unfinished one of its Live Activity name, so that a name's pushes go out in acceptance order (which
+    /// their timestamps follow: the intake makes them strictly increasing per name).
     public func claim(worker: String, now: Date, lease: Duration) async throws(StoreError) -> ClaimedPush? {
         let until = now.addingTimeInterval(TimeInterval(lease.components.seconds))
         return try await StoreError.mapping {
@@ -33,7 +34,7 @@ public struct DispatchStore: Sendable {
                       AND NOT EXISTS (
                           SELECT 1 FROM pushes q
                           WHERE q.app_id = p.app_id AND q.activity_name = p.activity_name
-                            AND q.state IN ('queued', 'sending') AND (q.accepted_at, q.push_id) < (p.accepted_at, p.push_id))
+                            AND q.state IN ('queued', 'sending') AND q.aps_timestamp < p.aps_timestamp)
                     ORDER BY p.accepted_at
                     LIMIT 1
                     FOR UPDATE SKIP LOCKED)
@@ -76,7 +77,7 @@ public struct DispatchStore: Sendable {
                     SELECT 1 FROM pushes q, pushes p
                     WHERE p.app_id = \(push.appID) AND p.push_id = \(push.pushID)
                       AND q.app_id = p.app_id AND q.activity_name = \(name) AND q.state = 'queued'
-                      AND q.event IN ('update', 'end') AND q.accepted_at > p.accepted_at)
+                      AND q.event IN ('update', 'end') AND q.aps_timestamp > p.aps_timestamp)
                 """,
                 logger: self.logger
             )
@@ -227,7 +228,7 @@ public struct DispatchStore: Sendable {
                     .init("token", .string(outcome.target.token)),
                     .init("channel_id", .string(outcome.target.channelID.lowercaseString)),
                     // No 410 timestamp: the token is dead whenever it was registered.
-                    .init("since", .number(String(Int64((outcome.prune ?? .distantFuture).timeIntervalSince1970)))),
+                    .init("since", .number(String((outcome.prune ?? .distantFuture).timeIntervalSince1970))),
                 ]))
             }
         }

@@ -6,17 +6,17 @@ import Foundation
 import Logging
 
 /// A running `blimp apns-sim` on a loopback port with its own CA, and an APNs client that trusts it.
-struct SimulatorHarness {
-    let apns: SimulatedAPNs
-    let settings: SharedConnectionSettings
-    let client: APNsClient
-    let key: APNsSigningKey
+public struct SimulatorHarness: Sendable {
+    public let apns: SimulatedAPNs
+    public let settings: SharedConnectionSettings
+    public let client: APNsClient
+    public let key: APNsSigningKey
     /// Where the simulator listens, and the CA it made, for clients of a test's own.
-    let port: Int
-    let caFile: String
+    public let port: Int
+    public let caFile: String
 
     /// Runs `body` against a fresh simulator and client; both are shut down afterwards.
-    static func with<T>(
+    public static func with<T>(
         settings: ConnectionSettings = .init(),
         clientConfiguration: (inout APNsClientConfiguration) -> Void = { _ in },
         clientNow: @escaping @Sendable () -> Date = Date.init,
@@ -70,7 +70,7 @@ struct SimulatorHarness {
     }
 
     /// A Live Activity update to a random 64-hex token.
-    func update(token: String = Self.randomToken(), priority: Int = 10) -> APNsRequest {
+    public func update(token: String = Self.randomToken(), priority: Int = 10) -> APNsRequest {
         APNsRequest(
             deviceToken: DeviceToken(token)!,
             pushType: .liveActivity,
@@ -80,17 +80,17 @@ struct SimulatorHarness {
         )
     }
 
-    func send(_ request: APNsRequest) async -> APNsResponse {
+    public func send(_ request: APNsRequest) async -> APNsResponse {
         await self.client.send(request, key: self.key, environment: .sandbox)
     }
 
     /// Whether `response` is a 200.
-    static func isAccepted(_ response: APNsResponse) -> Bool {
+    public static func isAccepted(_ response: APNsResponse) -> Bool {
         if case .accepted = response { return true }
         return false
     }
 
-    static func randomToken() -> String {
+    public static func randomToken() -> String {
         (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
     }
 }

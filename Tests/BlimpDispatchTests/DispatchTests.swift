@@ -1,0 +1,174 @@
+import BlimpCore
+import BlimpDispatch
+import BlimpSimulator
+import BlimpStore
+import BlimpTestSupport
+import Foundation
+import PostgresNIO
+import Testing
+
+@Suite(.enabled(if: TestDatabase.isEnabled)) struct DispatchTests {
+    @Test func anUpdateByNameReachesExactlyItsTokens() async throws {
+        try await DispatchHarness.run { harness in
+            let fans = try await harness.register(12, name: "match-1", tags: ["fans"])
+            let others = try await harness.register(5, name: "match-1")
+            let otherName = try await harness.register(6, name: "match-2", tags: ["fans"])
+            let pushID = try await harness.push(DispatchHarness.liveActivity(
+                "update", "match-1", #", "priority": 5, "content_state": {"home": 2, "p": 0.941}"#, audience: #"{"tag": "fans"}"#))
+            let report = try #require(try await harness.deliver([pushID]).first)
+            #expect(report.state == "done")
+            #expect(report.counts.targets == 12 && report.counts.sent == 12, "\(report.counts)")
+
+            for device in fans {
+                let received = harness.received(device.token)
+                #expect(received.count == 1)
+                let delivery = try #require(received.first)
+                #expect(delivery.pushType == .liveactivity)
+                #expect(delivery.topic == "com.example.scores.push-type.liveactivity")
+                #expect(delivery.priority == 5)
+                #expect(delivery.payload == #"{"aps":{"timestamp":\#(report.timestamp!),"event":"update","content-state":{"home":2,"p":0.941}}}"#)
+                #expect(delivery.outcome == .displayed)
+            }
+            for device in others + otherName { #expect(harness.received(device.token).isEmpty) }
+        }
+    }
+
+    /// A start goes to push-to-start tokens once per channel; an end marks the activities ended, so a later update
+    /// skips them.
+    @Test func startOnceEndThenSkipEnded() async throws {
+        try await DispatchHarness.run { harness in
+            let fresh = try await harness.register(4, name: nil, startToken: "MatchAttributes")
+            _ = try await harness.register(2, name: "match-9", startToken: "MatchAttributes")  // already active
+            _ = try await harness.register(3, name: nil, startToken: "OtherAttributes")
+            let start = try await harness.push(DispatchHarness.liveActivity(
+                "start", "match-9",
+                #", "attributes_type": "MatchAttributes", "attributes": {"home": "Foxes"}, "content_state": {"home": 0}, "alert": {"title": "Kick-off"}"#))
+            let started = try #require(try await harness.deliver([start]).first)
+            #expect(started.counts.sent == 4 && started.counts.skippedAlreadyActive == 2, "\(started.counts)")
+            let startTokens = try await harness.database.query(
+                "SELECT token FROM push_to_start_tokens WHERE channel_id = ANY(\(fresh.map(\.channelID)))", logger: TestDatabase.logger
+            ).decode(String.self).collect()
+            for token in startTokens {
+                let delivery = try #require(harness.received(token).first)
+                #expect(delivery.payload.contains(#""input-push-token":1"#) && delivery.payload.contains(#""attributes-type":"MatchAttributes""#))
+            }
+
+            let end = try await harness.push(DispatchHarness.liveActivity("end", "match-9", #", "content_state": {"home": 3}"#))
+            let ended = try #require(try await harness.deliver([end]).first)
+            #expect(ended.counts.sent == 2)
+            let states = try await harness.database.query(
+                "SELECT state FROM live_activities WHERE name = 'match-9'", logger: TestDatabase.logger
+            ).decode(String.self).collect()
+            #expect(states == ["ended", "ended"])
+
+            let late = try await harness.push(DispatchHarness.liveActivity("update", "match-9", #", "content_state": {"home": 4}"#))
+            let skipped = try #require(try await harness.deliver([late]).first)
+            #expect(skipped.counts.targets == 0 && skipped.counts.skippedEnded == 2, "\(skipped.counts)")
+        }
+    }
+
+    /// Pushes of one name go in acceptance order, and the newest state wins: updates queued behind a newer update
+    /// or end are superseded, and no token receives an older state after a newer one.
+    @Test func newerPushesOfANameSupersedeOlderOnes() async throws {
+        try await DispatchHarness.run { harness in
+            let devices = try await harness.register(5, name: "m")
+            var ids: [UUID] = []
+            for minute in 1...3 {
+                ids.append(try await harness.push(DispatchHarness.liveActivity("update", "m", #", "content_state": {"minute": \#(minute)}"#)))
+            }
+            let reports = try await harness.deliver(ids)
+            #expect(reports.map(\.state) == ["superseded", "superseded", "done"])
+            for device in devices {
+                #expect(harness.received(device.token).map(\.payload).allSatisfy { $0.contains(#""minute":3"#) })
+            }
+        }
+    }
+
+    /// Priority 10 over the token's budget goes at priority 5 (counted); an hour later the budget is back.
+    @Test func priorityTenIsRationedPerToken() async throws {
+        try await DispatchHarness.run { harness in
+            try await AppStore(client: harness.database, logger: TestDatabase.logger)
+                .setBudget(PriorityBudget(perHour: 4, frequentPerHour: 8, startsPerHour: 10), appKey: harness.app.appKey)
+            let device = try #require(try await harness.register(1, name: "m").first)
+            var priorities: [Int] = []
+            for minute in 1...5 {
+                let id = try await harness.push(DispatchHarness.liveActivity("update", "m", #", "content_state": {"minute": \#(minute)}"#))
+                let report = try #require(try await harness.deliver([id]).first)
+                priorities.append(report.counts.downgradedPriority == 1 ? 5 : 10)
+                harness.clock.advance(by: 60)
+            }
+            // A plain update may use three quarters of the budget (3 of 4); the rest is kept for alerting pushes.
+            #expect(priorities == [10, 10, 10, 5, 5])
+            let alerting = try await harness.push(DispatchHarness.liveActivity(
+                "update", "m", #", "content_state": {"minute": 6}, "alert": {"title": "Goal"}"#))
+            #expect(try #require(try await harness.deliver([alerting]).first).counts.downgradedPriority == 0)
+            #expect(harness.received(device.token).map(\.priority) == [10, 10, 10, 5, 5, 10])
+            harness.clock.advance(by: 3600)
+            let later = try await harness.push(DispatchHarness.liveActivity("update", "m", #", "content_state": {"minute": 99}"#))
+            #expect(try #require(try await harness.deliver([later]).first).counts.downgradedPriority == 0)
+        }
+    }
+
+    /// Activities tracked more than 8 hours ago get nothing; a token APNs reports unregistered is removed.
+    @Test func expiredActivitiesAreSkippedAndDeadTokensPruned() async throws {
+        try await DispatchHarness.run { harness in
+            let old = try await harness.register(2, name: "m", startedAt: harness.clock.now.addingTimeInterval(-9 * 3600))
+            let live = try await harness.register(3, name: "m")
+            harness.simulator.apns.setState(.unregistered, for: DeviceToken(live[0].token)!)
+            let id = try await harness.push(DispatchHarness.liveActivity("update", "m", #", "content_state": {"a": 1}"#))
+            let report = try #require(try await harness.deliver([id]).first)
+            #expect(report.counts.targets == 3 && report.counts.sent == 2, "\(report.counts)")
+            #expect(report.counts.failed == ["Unregistered": 1] && report.counts.tokensPruned == 1, "\(report.counts)")
+            for device in old { #expect(harness.received(device.token).isEmpty) }
+            let remaining = try await harness.database.query(
+                "SELECT count(*)::int FROM live_activities WHERE token = \(live[0].token)", logger: TestDatabase.logger
+            ).decode(Int.self).collect()
+            #expect(remaining == [0])
+            let outcomes = try await harness.database.query(
+                "SELECT status, reason FROM delivery_outcomes WHERE push_id = \(id) ORDER BY status", logger: TestDatabase.logger
+            ).decode((Int, String?).self).collect()
+            #expect(outcomes.map(\.0) == [200, 200, 410])
+        }
+    }
+
+    /// Two workers on many pushes: every token gets its push exactly once; with the simulator answering 5% of
+    /// requests 503 and closing connections every 200 streams, still everything is delivered.
+    @Test func twoWorkersAndFaultsDeliverEverythingOnce() async throws {
+        var settings = ConnectionSettings()
+        settings.goAwayEvery = 200
+        try await DispatchHarness.run(settings: settings) { harness in
+            var faults = SimulatorFaults()
+            faults.serviceUnavailableFraction = 0.05
+            harness.simulator.apns.setFaults(faults)
+            var devices: [String: [DispatchHarness.Device]] = [:]
+            for name in ["a", "b", "c"] { devices[name] = try await harness.register(150, name: name) }
+            var ids: [UUID] = []
+            for name in ["a", "b", "c"] {
+                ids.append(try await harness.push(DispatchHarness.liveActivity("update", name, #", "content_state": {"n": "\#(name)"}"#)))
+            }
+            let small: (inout WorkerConfiguration) -> Void = { $0.batchSize = 40 }
+            let reports = try await harness.deliver(ids, with: [harness.worker("w1", configure: small), harness.worker("w2", configure: small)])
+            #expect(reports.allSatisfy { $0.state == "done" && $0.counts.sent == 150 && $0.counts.failed.isEmpty }, "\(reports.map(\.counts))")
+            for (name, group) in devices {
+                for device in group {
+                    let received = harness.received(device.token)
+                    #expect(received.count == 1 && received[0].payload.contains(#""n":"\#(name)""#))
+                }
+            }
+            let claimedBy = try await harness.database.query(
+                "SELECT DISTINCT claimed_by FROM pushes", logger: TestDatabase.logger).decode(String.self).collect()
+            #expect(Set(claimedBy).isSubset(of: ["w1", "w2"]))
+        }
+    }
+}
+
+extension PostgresRowSequence {
+    /// Every row decoded as `T`.
+    func collect<T: PostgresDecodable>(_ type: T.Type) async throws -> [T] {
+        try await self.decode(T.self).reduce(into: []) { $0.append($1) }
+    }
+}
+
+extension AsyncThrowingMapSequence {
+    func collect() async throws -> [Element] { try await self.reduce(into: []) { $0.append($1) } }
+}
