@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# Dispatch, end to end: `blimp api` → PostgreSQL (fsync on) → `blimp worker` → `blimp apns-sim`, all on this machine,
+# release builds. Three measurements in one run, printed as tables:
+#   1. fan-out: one update by name to N activities (plus M activities of another name, which must get nothing),
+#      tokens per second from the 202 to the last acknowledgement; beside it, go-apns-blast (../shared/bench) sending
+#      N pre-built requests to the same simulator;
+#   2. memory: the worker's peak RSS during a fan-out to BIG tokens (0 skips it);
+#   3. latency: K single-token updates one after another, from the API's 202 to the simulator's arrival time.
+# Tokens are seeded with SQL (registration has its own benchmark). Needs Go (apt-get install golang-go).
+#
+#   bench/dispatch.sh [N=100000] [M=10000] [BIG=1000000] [K=1000]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/postgres.sh
+tokens=${1:-100000}
+others=${2:-10000}
+big=${3:-1000000}
+singles=${4:-1000}
+blimp=${BLIMP:-.build/release/blimp}
+[ -x "$blimp" ] || swift build -c release --product blimp
+command -v go >/dev/null || { apt-get install -y golang-go >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y golang-go >/dev/null; }; }
+peers=$(cd ../shared/bench/peers && pwd)
+
+work=$(mktemp -d /tmp/blimp-dispatch-XXXXXX)
+chmod 755 "$work"
+pids=()
+cleanup() {
+    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    wait 2>/dev/null || true
+    stop_cluster "$work/pg"
+    rm -rf "$work"
+}
+trap cleanup EXIT
+wait_for_port() { for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return; sleep 0.1; done; }
+
+start_cluster "$work/pg" "-c max_connections=200"
+export BLIMP_SECRET_KEY=$(openssl rand -base64 32)
+"$blimp" migrate >/dev/null
+openssl ecparam -name prime256v1 -genkey -noout 2>/dev/null | openssl pkcs8 -topk8 -nocrypt -out "$work/key.p8"
+kid=BENCHKEY01 team=BENCHTEAM1
+app=$("$blimp" apps create --name bench --bundle-id com.example.bench --apns-key-file "$work/key.p8" \
+    --apns-key-id $kid --apns-team-id $team --apns-environment sandbox)
+field() { python3 -c "import json,sys; print(json.load(sys.stdin)['$1'])" <<<"$app"; }
+auth="$(field app_key):$(field master_secret)"
+
+# Three distinct free ports, from the kernel.
+read -r sim_port admin_port api_port < <(python3 -c '
+import socket
+sockets = [socket.socket() for _ in range(3)]
+for s in sockets: s.bind(("127.0.0.1", 0))
+print(*[s.getsockname()[1] for s in sockets])')
+"$blimp" apns-sim --port "$sim_port" --admin-port "$admin_port" --state-dir "$work/sim" --trust-key "$kid:$team:$work/key.p8" \
+    >/dev/null 2>"$work/apns-sim.log" &
+pids+=($!)
+"$blimp" api --port "$api_port" --log-level warning &
+pids+=($!)
+wait_for_port "$sim_port"; wait_for_port "$api_port"
+BLIMP_APNS_URL="https://127.0.0.1:$sim_port" BLIMP_APNS_CA_FILE="$work/sim/ca.pem" "$blimp" worker --log-level warning &
+worker=$!
+pids+=($worker)
+(cd "$peers/go-apns-blast" && GOFLAGS=-mod=mod go build -o "$work/apns-blast" .)
+
+# seed NAME COUNT: COUNT channels, each tracking one active activity named NAME.
+seed() {
+    psql -q "$DATABASE_URL" <<SQL
+INSERT INTO channels (app_id, channel_id, opt_in)
+    SELECT 1, md5('$1/' || i)::uuid, true FROM generate_series(1, $2) i;
+INSERT INTO live_activities (app_id, channel_id, name, activity_id, token, state, started_at, action_ts_ms)
+    SELECT 1, md5('$1/' || i)::uuid, '$1', 'a' || i, md5('t/$1/' || i) || md5('u/$1/' || i), 'active', now(), 1
+    FROM generate_series(1, $2) i;
+SQL
+}
+# push NAME: queues an update by name to every channel; prints the push id.
+push() {
+    curl -s -u "$auth" -H 'Accept: application/vnd.urbanairship+json; version=3' "http://127.0.0.1:$api_port/api/push" \
+        -d '{"audience":"all","device_types":["ios"],"notification":{"ios":{"live_activity":{"event":"update","name":"'"$1"'","priority":5,"content_state":{"currentHealthLevel":0.941,"eventDescription":"Power Panda found a sword!"}}}}}' |
+        python3 -c 'import json,sys; print(json.load(sys.stdin)["push_ids"][0])'
+}
+# wait_done ID: waits until the push is done; prints its counts.
+wait_done() {
+    while :; do
+        report=$(curl -s -u "$auth" -H 'Accept: application/vnd.urbanairship+json; version=3' "http://127.0.0.1:$api_port/api/pushes/$1")
+        state=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["push"]["state"])' <<<"$report")
+        [ "$state" = done ] && { python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)["push"]["counts"]))' <<<"$report"; return; }
+        sleep 0.02
+    done
+}
+accepted() { curl -s "http://127.0.0.1:$admin_port/counters" | python3 -c 'import json,sys; print(json.load(sys.stdin)["accepted"])'; }
+
+echo "PostgreSQL $("$(postgres_bindir)/postgres" --version | awk '{print $3}') with fsync on; $(nproc) cores"
+echo
+echo "== 1. fan-out: $tokens activities named match-1, $others named match-2"
+seed match-1 "$tokens"; seed match-2 "$others"
+psql -q "$DATABASE_URL" -c "VACUUM ANALYZE"
+start=$(date +%s.%N)
+id=$(push match-1)
+counts=$(wait_done "$id")
+end=$(date +%s.%N)
+received=$(accepted)
+blimp_rate=$(python3 -c "print(round($tokens / ($end - $start)))")
+read -r go_ok go_rate < <("$work/apns-blast" -url "https://127.0.0.1:$sim_port" -ca "$work/sim/ca.pem" -p8 "$work/key.p8" \
+    -kid $kid -team $team -topic com.example.bench.push-type.liveactivity -n "$tokens" -c 1 -m 1000 | awk '{print $4, $(NF-1)}')
+printf '| sender | tokens | accepted by the simulator | seconds | tokens/s | Blimp ÷ go-apns-blast |\n|---|---|---|---|---|---|\n'
+printf '| blimp api → worker (202 to last ack) | %s | %s | %.2f | %s | %.2f |\n' "$tokens" "$received" \
+    "$(python3 -c "print($end - $start)")" "$blimp_rate" "$(python3 -c "print($blimp_rate / $go_rate)")"
+printf '| go-apns-blast (pre-built requests) | %s | %s | %.2f | %.0f | |\n' "$tokens" "$go_ok" \
+    "$(python3 -c "print($tokens / $go_rate)")" "$go_rate"
+echo "counts: $counts"
+
+if [ "$big" -gt 0 ]; then
+    echo
+    echo "== 2. memory: a fan-out to $big tokens"
+    seed big "$big"
+    psql -q "$DATABASE_URL" -c "VACUUM ANALYZE"
+    before=$(awk '/VmHWM/ {print $2}' "/proc/$worker/status")
+    start=$(date +%s.%N)
+    id=$(push big)
+    counts=$(wait_done "$id")
+    end=$(date +%s.%N)
+    peak=$(awk '/VmHWM/ {print $2}' "/proc/$worker/status")
+    printf '| tokens | seconds | tokens/s | worker peak RSS before | worker peak RSS after |\n|---|---|---|---|---|\n'
+    printf '| %s | %.1f | %.0f | %s MB | %s MB |\n' "$big" "$(python3 -c "print($end - $start)")" \
+        "$(python3 -c "print($big / ($end - $start))")" $((before / 1024)) $((peak / 1024))
+    echo "counts: $counts"
+fi
+
+echo
+echo "== 3. latency: $singles single-token updates, from the 202 to the simulator"
+seed solo 1
+python3 - "$api_port" "$admin_port" "$auth" "$singles" <<'PY'
+import base64, datetime, hashlib, http.client, json, sys, time
+api_port, admin_port, auth, count = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
+token = hashlib.md5(b"t/solo/1").hexdigest() + hashlib.md5(b"u/solo/1").hexdigest()
+api = http.client.HTTPConnection("127.0.0.1", api_port)
+admin = http.client.HTTPConnection("127.0.0.1", admin_port)
+headers = {"Authorization": "Basic " + base64.b64encode(auth.encode()).decode(),
+           "Accept": "application/vnd.urbanairship+json; version=3", "Content-Type": "application/json"}
+latencies = []
+for i in range(count):
+    body = json.dumps({"audience": "all", "device_types": ["ios"], "notification": {"ios": {"live_activity": {
+        "event": "update", "name": "solo", "priority": 5, "content_state": {"i": i}}}}})
+    api.request("POST", "/api/push", body, headers)
+    response = api.getresponse(); response.read()
+    accepted = time.time()
+    assert response.status == 202, response.status
+    while True:
+        admin.request("GET", "/devices/" + token)
+        device = json.loads(admin.getresponse().read())
+        deliveries = device.get("deliveries", [])
+        mine = [d for d in deliveries if '"i":%d}' % i in d["payload"]]
+        if mine:
+            arrived = datetime.datetime.fromisoformat(mine[-1]["arrived_at"]).timestamp()
+            latencies.append(max(0.0, arrived - accepted) * 1000)
+            break
+        time.sleep(0.0005)
+latencies.sort()
+pick = lambda q: latencies[min(len(latencies) - 1, int(len(latencies) * q))]
+print("| pushes | p50 ms | p90 ms | p99 ms | max ms |\n|---|---|---|---|---|")
+print("| %d | %.1f | %.1f | %.1f | %.1f |" % (count, pick(0.5), pick(0.9), pick(0.99), latencies[-1]))
+PY
