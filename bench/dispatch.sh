@@ -76,14 +76,21 @@ push() {
         -d '{"audience":"all","device_types":["ios"],"notification":{"ios":{"live_activity":{"event":"update","name":"'"$1"'","priority":5,"content_state":{"currentHealthLevel":0.941,"eventDescription":"Power Panda found a sword!"}}}}}' |
         python3 -c 'import json,sys; print(json.load(sys.stdin)["push_ids"][0])'
 }
-# wait_done ID: waits until the push is done; prints its counts.
+# wait_done ID: waits until the push is done (one process polling every 20 ms on one connection); prints its counts.
 wait_done() {
-    while :; do
-        report=$(curl -s -u "$auth" -H 'Accept: application/vnd.urbanairship+json; version=3' "http://127.0.0.1:$api_port/api/pushes/$1")
-        state=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["push"]["state"])' <<<"$report")
-        [ "$state" = done ] && { python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)["push"]["counts"]))' <<<"$report"; return; }
-        sleep 0.02
-    done
+    python3 - "$api_port" "$auth" "$1" <<'PY'
+import base64, http.client, json, sys, time
+connection = http.client.HTTPConnection("127.0.0.1", int(sys.argv[1]))
+headers = {"Authorization": "Basic " + base64.b64encode(sys.argv[2].encode()).decode(),
+           "Accept": "application/vnd.urbanairship+json; version=3"}
+while True:
+    connection.request("GET", "/api/pushes/" + sys.argv[3], headers=headers)
+    push = json.loads(connection.getresponse().read())["push"]
+    if push["state"] == "done":
+        print(json.dumps(push["counts"]))
+        break
+    time.sleep(0.02)
+PY
 }
 accepted() { curl -s "http://127.0.0.1:$admin_port/counters" | python3 -c 'import json,sys; print(json.load(sys.stdin)["accepted"])'; }
 
@@ -124,6 +131,7 @@ if [ "$big" -gt 0 ]; then
     echo "counts: $counts"
 fi
 
+[ "$singles" -gt 0 ] || exit 0
 echo
 echo "== 3. latency: $singles single-token updates, from the 202 to the simulator"
 seed solo 1

@@ -90,6 +90,8 @@ public struct DispatchStore: Sendable {
     /// The next `limit` targets after the push's cursor, in channel order: for an update or end, the update tokens
     /// of the name's active activities (tracked less than 8 hours ago); for a start, the push-to-start tokens of its
     /// attributes type; for an alert, the opted-in channels' device tokens. Always on channels in the audience.
+    /// (The cursor bounds both sides of each join: without it on `channels`, a merge join reads that table from
+    /// its start for every batch.)
     public func targets(of push: ClaimedPush, limit: Int, now: Date) async throws(StoreError) -> [DispatchTarget] {
         var bindings = PostgresBindings()
         bindings.append(push.appID)
@@ -112,7 +114,7 @@ public struct DispatchStore: Sendable {
                         AND o.status = 200 AND o.sent_at > $4)
                 FROM push_to_start_tokens s JOIN channels c ON c.app_id = s.app_id AND c.channel_id = s.channel_id
                 WHERE s.app_id = $1 AND s.attributes_type = $5 AND s.token IS NOT NULL AND s.channel_id > $2
-                  AND c.installed AND \(filter.sql)
+                  AND c.channel_id > $2 AND c.installed AND \(filter.sql)
                 ORDER BY s.channel_id LIMIT $3
                 """
         case .liveActivity(_, let name, _):
@@ -122,12 +124,14 @@ public struct DispatchStore: Sendable {
             bindings = filter.bindings
             sql = """
                 SELECT la.channel_id, la.token, c.frequent_pushes_enabled,
-                       (SELECT count(*)::int FROM delivery_outcomes o WHERE o.app_id = $1 AND o.token = la.token
-                        AND o.priority = 10 AND o.status = 200 AND o.sent_at > $4),
+                       \(push.priority == 10 ? """
+                           (SELECT count(*)::int FROM delivery_outcomes o WHERE o.app_id = $1 AND o.token = la.token
+                            AND o.priority = 10 AND o.status = 200 AND o.sent_at > $4)
+                           """ : "0 + ($4::timestamptz IS NULL)::int"),
                        false, 0
                 FROM live_activities la JOIN channels c ON c.app_id = la.app_id AND c.channel_id = la.channel_id
                 WHERE la.app_id = $1 AND la.name = $5 AND la.state = 'active' AND la.started_at > $6
-                  AND la.channel_id > $2 AND \(filter.sql)
+                  AND la.channel_id > $2 AND c.channel_id > $2 AND \(filter.sql)
                 ORDER BY la.channel_id LIMIT $3
                 """
         case .alert:
