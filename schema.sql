@@ -233,8 +233,10 @@ CREATE TABLE IF NOT EXISTS delivery_outcomes (
     reason     text,
     apns_id    uuid,
     priority   smallint,
-    sent_at    timestamptz NOT NULL DEFAULT now(),
-    FOREIGN KEY (app_id, push_id) REFERENCES pushes (app_id, push_id) ON DELETE CASCADE
+    sent_at    timestamptz NOT NULL DEFAULT now()
 );
+-- No foreign key to pushes: a fan-out writes thousands of outcomes a second, and each would check and share-lock
+-- its push's row, which the same fan-out updates at every checkpoint. Pushes are never deleted.
+ALTER TABLE delivery_outcomes DROP CONSTRAINT IF EXISTS delivery_outcomes_app_id_push_id_fkey;
 CREATE INDEX IF NOT EXISTS delivery_outcomes_by_token ON delivery_outcomes (app_id, token, sent_at DESC);
 CREATE INDEX IF NOT EXISTS delivery_outcomes_by_push ON delivery_outcomes (app_id, push_id);

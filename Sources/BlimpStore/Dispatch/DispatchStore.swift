@@ -215,26 +215,14 @@ public struct DispatchStore: Sendable {
         lease: Duration
     ) async throws(StoreError) -> Bool {
         let until = now.addingTimeInterval(TimeInterval(lease.components.seconds))
-        var rows: [RawJSON] = []
         var pruned: [RawJSON] = []
-        for outcome in outcomes {
-            var members: [RawJSON.Member] = [
+        for outcome in outcomes where outcome.pruneNow || outcome.prune != nil {
+            pruned.append(.object([
                 .init("token", .string(outcome.target.token)),
                 .init("channel_id", .string(outcome.target.channelID.lowercaseString)),
-                .init("status", .integer(Int64(outcome.status))),
-                .init("priority", .integer(Int64(outcome.priority))),
-            ]
-            if let reason = outcome.reason { members.append(.init("reason", .string(reason))) }
-            if let apnsID = outcome.apnsID { members.append(.init("apns_id", .string(apnsID))) }
-            rows.append(.object(members))
-            if outcome.pruneNow || outcome.prune != nil {
-                pruned.append(.object([
-                    .init("token", .string(outcome.target.token)),
-                    .init("channel_id", .string(outcome.target.channelID.lowercaseString)),
-                    // No 410 timestamp: the token is dead whenever it was registered.
-                    .init("since", .number(String((outcome.prune ?? .distantFuture).timeIntervalSince1970))),
-                ]))
-            }
+                // No 410 timestamp: the token is dead whenever it was registered.
+                .init("since", .number(String((outcome.prune ?? .distantFuture).timeIntervalSince1970))),
+            ]))
         }
         let ended = outcomes.filter { $0.status == 200 }.map(\.target.channelID)
         return try await StoreError.mapping {
@@ -249,13 +237,17 @@ public struct DispatchStore: Sendable {
                     logger: self.logger
                 ).decode(Int.self).array()
                 guard !held.isEmpty else { return false }
-                if !rows.isEmpty {
+                if !outcomes.isEmpty {
+                    // Columns as arrays: cheaper to send and read than JSON rows, thousands at a time.
                     try await connection.query(
                         """
                         INSERT INTO delivery_outcomes (app_id, push_id, token, channel_id, status, reason, apns_id, priority, sent_at)
-                        SELECT \(push.appID), \(push.pushID), token, channel_id, status, reason, apns_id, priority, \(now)
-                        FROM jsonb_to_recordset(\(RawJSON.array(rows).text)::jsonb)
-                             AS r (token text, channel_id uuid, status smallint, reason text, apns_id uuid, priority smallint)
+                        SELECT \(push.appID), \(push.pushID), token, channel_id, status, NULLIF(reason, ''),
+                               NULLIF(apns_id, '')::uuid, priority, \(now)
+                        FROM unnest(\(outcomes.map(\.target.token))::text[], \(outcomes.map(\.target.channelID))::uuid[],
+                                    \(outcomes.map { Int16($0.status) })::smallint[], \(outcomes.map { $0.reason ?? "" })::text[],
+                                    \(outcomes.map { $0.apnsID ?? "" })::text[], \(outcomes.map { Int16($0.priority) })::smallint[])
+                             AS r (token, channel_id, status, reason, apns_id, priority)
                         """,
                         logger: self.logger)
                 }
