@@ -20,12 +20,13 @@ install_system_packages() {
     command -v swift >/dev/null || { echo "blimp: swift is not on PATH (install Swift 6.1 or later from swift.org)" >&2; exit 1; }
 }
 
-# The official Airship Python library, which the compatibility tests drive.
+# The official Airship Python library and openapi-core, which the compatibility tests drive.
 install_python_packages() {
-    python3 -c "import urbanairship" 2>/dev/null && return
-    echo "blimp: installing the urbanairship Python library" >&2
-    python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore urbanairship 2>/dev/null \
-        || python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore --break-system-packages urbanairship
+    python3 -c "import urbanairship, openapi_core" 2>/dev/null && return
+    echo "blimp: installing the urbanairship and openapi-core Python libraries" >&2
+    python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore urbanairship openapi-core 2>/dev/null \
+        || python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore --break-system-packages \
+            urbanairship openapi-core
 }
 
 # The newest installed PostgreSQL server's bin directory.

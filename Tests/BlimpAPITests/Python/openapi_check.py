@@ -1,0 +1,117 @@
+"""Blimp's answers against docs/openapi.yaml.
+
+Run by OpenAPITests with BLIMP_URL (http://host:port), APP_KEY, APP_SECRET, MASTER_SECRET and CHANNEL_IDS (channels
+already registered). Sends good and bad requests to every route and validates each answer (status and body) with
+openapi-core; exits non-zero on the first mismatch.
+"""
+import base64
+import json
+import os
+import sys
+import uuid
+
+import requests
+import yaml
+from openapi_core import Config, OpenAPI
+from openapi_core.contrib.requests import RequestsOpenAPIRequest, RequestsOpenAPIResponse
+
+base = os.environ["BLIMP_URL"]
+with open(os.path.join(os.path.dirname(__file__), "../../../docs/openapi.yaml")) as file:
+    document = yaml.safe_load(file)
+document["servers"] = [{"url": base}]
+# Airship's media type is JSON under another name.
+spec = OpenAPI.from_dict(document, config=Config(
+    extra_media_type_deserializers={"application/vnd.urbanairship+json": lambda value, **_: json.loads(value)}))
+key, app_secret, master = os.environ["APP_KEY"], os.environ["APP_SECRET"], os.environ["MASTER_SECRET"]
+channels = os.environ["CHANNEL_IDS"].split(",")
+accept = {"Accept": "application/vnd.urbanairship+json; version=3;"}
+checked = 0
+
+
+def basic(secret):
+    return {"Authorization": "Basic " + base64.b64encode(f"{key}:{secret}".encode()).decode()}
+
+
+def check(method, path, expected, headers=None, body=None, params=None):
+    """Sends the request, expects `expected`, and validates the answer against the document."""
+    global checked
+    request = requests.Request(method, base + path, headers={**accept, **(headers or {})}, params=params,
+                               data=json.dumps(body) if body is not None and not isinstance(body, str) else body)
+    prepared = request.prepare()
+    response = requests.Session().send(prepared)
+    if response.status_code != expected:
+        sys.exit(f"{method} {path}: expected {expected}, got {response.status_code}: {response.text[:300]}")
+    try:
+        spec.validate_response(RequestsOpenAPIRequest(prepared), RequestsOpenAPIResponse(response))
+    except Exception as error:  # the validation error names the operation and the field
+        details = getattr(error, "__cause__", None) or error
+        sys.exit(f"{method} {path} {response.status_code}: {error}: {details}\n{response.text[:500]}")
+    checked += 1
+    print(f"ok {method} {path} {response.status_code}")
+    return response
+
+
+master_headers = basic(master)
+check("GET", "/health", 200)
+check("GET", "/ready", 200)
+check("GET", f"/api/remote-data/app/{key}/ios", 200, basic(app_secret))
+check("GET", f"/api/remote-data/app/{key}/ios", 401)
+created = check("POST", "/api/channels", 201, basic(app_secret),
+                {"channel": {"device_type": "ios", "opt_in": True, "push_address": uuid.uuid4().hex * 2}}).json()
+check("POST", "/api/channels", 400, basic(app_secret), {"channel": {"device_type": "android"}})
+check("PUT", f"/api/channels/{created['channel_id']}", 200, basic(app_secret), {"channel": {"opt_in": False}})
+check("PUT", f"/api/channels/{uuid.uuid4()}", 409, basic(app_secret), {"channel": {"device_type": "ios"}})
+check("PUT", f"/api/channels/sdk/batch/{channels[0]}", 200, basic(app_secret), {"live_activities": [
+    {"action": "set", "type": "update_token", "id": "A1", "name": "match-1", "token": "ab" * 32,
+     "start_ts_ms": 1795000000000, "action_ts_ms": 1795000000000},
+    {"action": "set", "type": "start_token", "attributes_type": "MatchAttributes", "token": "cd" * 32,
+     "action_ts_ms": 1795000000000}]}, params={"platform": "ios"})
+check("PUT", f"/api/channels/sdk/batch/{channels[0]}", 400, basic(app_secret), {"live_activities": [{"action": "set"}]})
+check("GET", "/api/auth/device", 200, {**basic(app_secret), "X-UA-Channel-ID": channels[0]})
+check("POST", "/api/contacts/identify/v2", 200, {**basic(app_secret), "X-UA-Channel-ID": channels[0]},
+      {"action": {"type": "identify", "named_user_id": "user-1"}})
+check("POST", "/warp9/", 200, body="")
+
+check("GET", f"/api/channels/{channels[0]}", 200, master_headers)
+check("GET", f"/api/channels/{uuid.uuid4()}", 404, master_headers)
+check("GET", f"/api/channels/{channels[0]}", 401, basic(app_secret))
+check("GET", "/api/channels", 200, master_headers, params={"limit": 2})
+check("GET", "/api/channels", 400, master_headers, params={"limit": 0})
+check("GET", "/api/channels", 406, {**master_headers, "Accept": "application/json"})
+check("POST", "/api/channels/tags", 200, master_headers, {"audience": {"ios_channel": channels[1]}, "add": {"teams": ["foxes"]}})
+check("POST", "/api/channels/tags", 400, master_headers, {"audience": {"ios_channel": channels[1]}})
+check("POST", "/api/named_users/associate", 200, master_headers,
+      {"channel_id": channels[1], "device_type": "ios", "named_user_id": "user-2"})
+check("POST", "/api/named_users/disassociate", 200, master_headers,
+      {"channel_id": channels[1], "device_type": "ios", "named_user_id": "user-2"})
+check("POST", "/api/named_users/tags", 200, master_headers, {"audience": {"named_user_id": "user-1"}, "add": {"crm": ["vip"]}})
+check("GET", "/api/named_users", 200, master_headers, params={"id": "user-1"})
+check("GET", "/api/named_users", 200, master_headers, params={"limit": 1})
+check("GET", "/api/named_users", 404, master_headers, params={"id": "nobody"})
+
+update = {"audience": {"tag": "foxes", "group": "teams"}, "device_types": ["ios"],
+          "notification": {"ios": {"live_activity": {"event": "update", "name": "match-1",
+                                                      "content_state": {"home": 1, "p": 0.941}}}}}
+start = {"audience": {"ios_channel": channels[0]}, "device_types": ["ios"],
+         "notification": {"ios": {"live_activity": {"event": "start", "name": "match-2", "attributes_type": "MatchAttributes",
+                                                     "attributes": {"home": "Foxes"}, "content_state": {"home": 0},
+                                                     "alert": {"title": "Kick-off"}}}}}
+alert = {"audience": "all", "device_types": "all", "notification": {"alert": "Doors open", "ios": {"badge": 1}}}
+check("POST", "/api/push/validate", 200, master_headers, [update, start, alert])
+sent = check("POST", "/api/push", 202, {**master_headers, "Idempotency-Key": "openapi-check"}, update).json()
+check("POST", "/api/push", 202, {**master_headers, "Idempotency-Key": "openapi-check"}, update)
+check("POST", "/api/push", 202, master_headers, [start, alert])
+check("POST", "/api/push", 400, master_headers, {**update, "campaigns": {}})
+check("POST", "/api/push", 400, master_headers, "{\"audience\": ")
+check("POST", "/api/push", 401, basic(app_secret), update)
+stale = json.loads(json.dumps(update))
+stale["notification"]["ios"]["live_activity"]["timestamp"] = 1000000000
+check("POST", "/api/push", 409, master_headers, stale)
+check("GET", f"/api/pushes/{sent['push_ids'][0]}", 200, master_headers)
+check("GET", f"/api/pushes/{uuid.uuid4()}", 404, master_headers)
+check("GET", "/api/pushes", 200, master_headers, params={"limit": 1})
+
+check("POST", "/api/channels/uninstall", 200, master_headers, [channels[2]])
+check("POST", "/api/named_users/uninstall", 200, master_headers, {"named_user_id": ["user-1"]})
+print(f"{checked} answers match docs/openapi.yaml")
+print("all responses match the spec")
