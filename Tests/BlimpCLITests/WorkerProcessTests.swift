@@ -1,0 +1,118 @@
+import BlimpCore
+import BlimpStore
+import BlimpTestSupport
+import Foundation
+import PostgresNIO
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `blimp worker` as real processes against `blimp apns-sim`: a worker killed with SIGKILL mid fan-out loses no
+/// target (another resumes from the last checkpoint, resending at most the batch in flight), and one stopped with
+/// SIGTERM records its batch in flight, gives the push back and exits 0.
+@Suite(.enabled(if: TestDatabase.isEnabled)) struct WorkerProcessTests {
+    @Test func killedAndStoppedWorkersLoseNoTarget() async throws {
+        try await TestDatabase.withFreshDatabase { url, client in
+            try await withTemporaryFolder { folder in
+                let keyFile = folder.appendingPathComponent("key.p8")
+                try TestKeys.p8().write(to: keyFile, atomically: true, encoding: .utf8)
+                let serverKey = TestKeys.serverKeyBase64()
+                let environment = ["DATABASE_URL": url, "BLIMP_SECRET_KEY": serverKey]
+                let created = try await BlimpProcess.run(
+                    ["apps", "create", "--name", "Scores", "--bundle-id", "com.example.scores", "--apns-key-file", keyFile.path,
+                     "--apns-key-id", "ABC123DEFG", "--apns-team-id", "DEF123GHIJ", "--apns-environment", "sandbox"],
+                    environment: environment)
+                #expect(created.status == 0, "\(created.stderr)")
+                let tokens = 2000
+                for name in ["crash", "stop"] {
+                    try await client.query(PostgresQuery(unsafeSQL: """
+                        INSERT INTO channels (app_id, channel_id, opt_in)
+                            SELECT 1, md5('\(name)/' || i)::uuid, true FROM generate_series(1, \(tokens)) i;
+                        """), logger: TestDatabase.logger)
+                    try await client.query(PostgresQuery(unsafeSQL: """
+                        INSERT INTO live_activities (app_id, channel_id, name, activity_id, token, state, started_at, action_ts_ms)
+                            SELECT 1, md5('\(name)/' || i)::uuid, '\(name)', 'a' || i, md5('t' || i) || md5('\(name)' || i),
+                                   'active', now(), 1 FROM generate_series(1, \(tokens)) i;
+                        """), logger: TestDatabase.logger)
+                }
+
+                let (simPort, adminPort) = (freePort(), freePort())
+                let simulator = try BlimpProcess(
+                    ["apns-sim", "--port", "\(simPort)", "--admin-port", "\(adminPort)", "--state-dir", folder.appendingPathComponent("sim").path,
+                     "--trust-key", "ABC123DEFG:DEF123GHIJ:\(keyFile.path)", "--latency-ms", "20"])
+                try await waitUntilServing("http://127.0.0.1:\(adminPort)/counters")
+                var workerEnvironment = environment
+                workerEnvironment["BLIMP_APNS_URL"] = "https://127.0.0.1:\(simPort)"
+                workerEnvironment["BLIMP_APNS_CA_FILE"] = folder.appendingPathComponent("sim/ca.pem").path
+                func worker(_ name: String) throws -> BlimpProcess {
+                    try BlimpProcess(["worker", "--batch-size", "100", "--lease-seconds", "2", "--name", name], environment: workerEnvironment)
+                }
+                let intake = PushIntake(client: client, logger: TestDatabase.logger)
+                func push(_ name: String) async throws -> UUID {
+                    let body = #"{"audience": "all", "device_types": ["ios"], "notification": {"ios": {"live_activity": {"event": "update", "name": "\#(name)", "priority": 5, "content_state": {"n": 1}}}}}"#
+                    let submission = PushSubmission(appID: 1, pushes: try Push.pushes(in: try RawJSONParser.parse(body.utf8)), idempotencyKey: nil)
+                    _ = try await intake.accept(submission)
+                    return submission.pushIDs[0]
+                }
+                func state(_ id: UUID) async throws -> (state: String, cursor: UUID?, lease: Date?) {
+                    try await client.query(
+                        "SELECT state, cursor_channel_id, lease_expires_at FROM pushes WHERE push_id = \(id)", logger: TestDatabase.logger
+                    ).decode((String, UUID?, Date?).self).reduce(into: []) { $0.append($1) }[0]
+                }
+                func waitFor(_ id: UUID, _ condition: (String, UUID?) -> Bool) async throws {
+                    for _ in 0..<600 {
+                        let current = try await state(id)
+                        if condition(current.state, current.cursor) { return }
+                        try await Task.sleep(for: .milliseconds(50))
+                    }
+                    Issue.record("push \(id) never got there")
+                }
+                func delivered(_ id: UUID) async throws -> (distinct: Int, all: Int) {
+                    try await client.query(
+                        "SELECT count(DISTINCT token)::int, count(*)::int FROM delivery_outcomes WHERE push_id = \(id) AND status = 200",
+                        logger: TestDatabase.logger
+                    ).decode((Int, Int).self).reduce(into: []) { $0.append($1) }[0]
+                }
+
+                // SIGKILL mid fan-out: another worker resumes after the lease.
+                let first = try worker("first")
+                let crash = try await push("crash")
+                try await waitFor(crash) { _, cursor in cursor != nil }
+                first.signal(SIGKILL)
+                _ = await first.wait()
+                let second = try worker("second")
+                try await waitFor(crash) { state, _ in state == "done" }
+                if try await state(crash).state != "done" {
+                    second.signal(SIGTERM)
+                    simulator.signal(SIGTERM)
+                    Issue.record("worker: \(await second.wait().stderr)\nsimulator: \(await simulator.wait().stderr)")
+                    return
+                }
+                let (distinct, _) = try await delivered(crash)
+                #expect(distinct == tokens)
+                let (_, accepted) = try await get("http://127.0.0.1:\(adminPort)/counters")
+                let counters = try #require(try JSONSerialization.jsonObject(with: Data(accepted.utf8)) as? [String: Any])
+                let sent = try #require(counters["accepted"] as? Int)
+                #expect(sent >= tokens && sent - tokens <= 100, "\(sent) accepted for \(tokens) tokens: more resent than one batch")
+
+                // SIGTERM mid fan-out: the batch in flight is recorded, the push given back, the process exits 0.
+                let stop = try await push("stop")
+                try await waitFor(stop) { _, cursor in cursor != nil }
+                second.signal(SIGTERM)
+                let stopped = await second.wait()
+                #expect(stopped.status == 0, "\(stopped.stderr)")
+                let left = try await state(stop)
+                #expect(left.state == "sending" && left.lease.map { $0 <= Date() } == true, "\(left)")
+                let third = try worker("third")
+                try await waitFor(stop) { state, _ in state == "done" }
+                #expect(try await delivered(stop).distinct == tokens)
+                third.signal(SIGTERM)
+                #expect(await third.wait().status == 0)
+                simulator.signal(SIGTERM)
+                _ = await simulator.wait()
+            }
+        }
+    }
+}
