@@ -12,22 +12,13 @@ import Testing
             var ids: [String] = []
             for _ in 0..<5 { ids.append(try await ServerAPITests.register(client, harness.scores)) }
             let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Python/airship_library.py")
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = ["python3", script.path]
-            process.environment = ProcessInfo.processInfo.environment.merging([
+            let (status, text) = try await PythonScript.run(script.path, environment: [
                 "BLIMP_URL": "http://127.0.0.1:\(port)/api/",
                 "APP_KEY": harness.scores.app.appKey,
                 "MASTER_SECRET": harness.scores.credentials.masterSecret,
                 "CHANNEL_IDS": ids.joined(separator: ","),
-            ]) { $1 }
-            let output = Pipe()
-            process.standardOutput = output
-            process.standardError = output
-            try process.run()
-            let text = String(decoding: try output.fileHandleForReading.readToEnd() ?? Data(), as: UTF8.self)
-            process.waitUntilExit()
-            #expect(process.terminationStatus == 0, "\(text)")
+            ])
+            #expect(status == 0, "\(text)")
             #expect(text.contains("all flows passed"), "\(text)")
         }
     }

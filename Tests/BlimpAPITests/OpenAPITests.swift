@@ -11,23 +11,14 @@ import Testing
             var ids: [String] = []
             for _ in 0..<3 { ids.append(try await ServerAPITests.register(client, harness.scores)) }
             let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Python/openapi_check.py")
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = ["python3", script.path]
-            process.environment = ProcessInfo.processInfo.environment.merging([
+            let (status, text) = try await PythonScript.run(script.path, environment: [
                 "BLIMP_URL": "http://127.0.0.1:\(port)",
                 "APP_KEY": harness.scores.app.appKey,
                 "APP_SECRET": harness.scores.credentials.appSecret,
                 "MASTER_SECRET": harness.scores.credentials.masterSecret,
                 "CHANNEL_IDS": ids.joined(separator: ","),
-            ]) { $1 }
-            let output = Pipe()
-            process.standardOutput = output
-            process.standardError = output
-            try process.run()
-            let text = String(decoding: try output.fileHandleForReading.readToEnd() ?? Data(), as: UTF8.self)
-            process.waitUntilExit()
-            #expect(process.terminationStatus == 0, "\(text)")
+            ])
+            #expect(status == 0, "\(text)")
             #expect(text.contains("all responses match the spec"), "\(text)")
         }
     }
