@@ -11,36 +11,14 @@
 #   bench/dispatch.sh [N=100000] [M=10000] [BIG=1000000] [K=1000]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-source scripts/postgres.sh
 tokens=${1:-100000}
 others=${2:-10000}
 big=${3:-1000000}
 singles=${4:-1000}
-blimp=${BLIMP:-.build/release/blimp}
-[ -x "$blimp" ] || swift build -c release --product blimp
 command -v go >/dev/null || { apt-get install -y golang-go >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y golang-go >/dev/null; }; }
 peers=$(cd ../shared/bench/peers && pwd)
-
-work=$(mktemp -d /tmp/blimp-dispatch-XXXXXX)
-chmod 755 "$work"
-pids=()
-cleanup() {
-    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-    wait 2>/dev/null || true
-    stop_cluster "$work/pg"
-    rm -rf "$work"
-}
-trap cleanup EXIT
+source bench/setup.sh
 wait_for_port() { for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return; sleep 0.1; done; }
-
-start_cluster "$work/pg" "-c max_connections=200"
-export BLIMP_SECRET_KEY=$(openssl rand -base64 32)
-"$blimp" migrate >/dev/null
-openssl ecparam -name prime256v1 -genkey -noout 2>/dev/null | openssl pkcs8 -topk8 -nocrypt -out "$work/key.p8"
-kid=BENCHKEY01 team=BENCHTEAM1
-app=$("$blimp" apps create --name bench --bundle-id com.example.bench --apns-key-file "$work/key.p8" \
-    --apns-key-id $kid --apns-team-id $team --apns-environment sandbox)
-field() { python3 -c "import json,sys; print(json.load(sys.stdin)['$1'])" <<<"$app"; }
 auth="$(field app_key):$(field master_secret)"
 
 # Three distinct free ports, from the kernel.
@@ -52,9 +30,8 @@ print(*[s.getsockname()[1] for s in sockets])')
 "$blimp" apns-sim --port "$sim_port" --admin-port "$admin_port" --state-dir "$work/sim" --trust-key "$kid:$team:$work/key.p8" \
     >/dev/null 2>"$work/apns-sim.log" &
 pids+=($!)
-"$blimp" api --port "$api_port" --log-level warning &
-pids+=($!)
-wait_for_port "$sim_port"; wait_for_port "$api_port"
+start_api "$api_port"
+wait_for_port "$sim_port"
 BLIMP_APNS_URL="https://127.0.0.1:$sim_port" BLIMP_APNS_CA_FILE="$work/sim/ca.pem" "$blimp" worker --log-level warning &
 worker=$!
 pids+=($worker)
@@ -94,7 +71,7 @@ PY
 }
 accepted() { curl -s "http://127.0.0.1:$admin_port/counters" | python3 -c 'import json,sys; print(json.load(sys.stdin)["accepted"])'; }
 
-echo "PostgreSQL $("$(postgres_bindir)/postgres" --version | awk '{print $3}') with fsync on; $(nproc) cores"
+echo "$postgres_line"
 echo
 echo "== 1. fan-out: $tokens activities named match-1, $others named match-2"
 seed match-1 "$tokens"; seed match-2 "$others"

@@ -1,4 +1,6 @@
+import BlimpTestSupport
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -64,14 +66,41 @@ struct BlimpProcess {
         }
     }
 
+    /// `blimp apps create` for an app "Scores" whose APNs key (key id ABC123DEFG, team DEF123GHIJ) is written to
+    /// `folder`; the credentials it printed, and the key file.
+    static func createScores(in folder: URL, environment: [String: String]) async throws -> (credentials: [String: String], keyFile: URL) {
+        let keyFile = folder.appendingPathComponent("key.p8")
+        try TestKeys.p8().write(to: keyFile, atomically: true, encoding: .utf8)
+        let created = try await Self.run(
+            [
+                "apps", "create", "--name", "Scores", "--bundle-id", "com.example.scores", "--apns-key-file", keyFile.path,
+                "--apns-key-id", "ABC123DEFG", "--apns-team-id", "DEF123GHIJ", "--apns-environment", "sandbox",
+            ],
+            environment: environment
+        )
+        let credentials = try JSONSerialization.jsonObject(with: Data(created.stdout.utf8)) as? [String: String]
+        guard created.status == 0, let credentials else { throw CLIExpectationFailed("apps create failed: \(created.stderr)") }
+        return (credentials, keyFile)
+    }
+
     /// Runs `blimp arguments…` to completion.
     static func run(_ arguments: [String], environment: [String: String] = [:]) async throws -> Result {
         try await BlimpProcess(arguments, environment: environment).wait()
     }
 }
 
-/// A loopback TCP port that was free a moment ago.
+/// Ports already handed out in this run: the kernel may give a closed port out again, and tests run in parallel.
+private let handedOut = Mutex<Set<Int>>([])
+
+/// A loopback TCP port that was free a moment ago, and not handed out before in this run.
 func freePort() -> Int {
+    while true {
+        let port = anyFreePort()
+        if handedOut.withLock({ $0.insert(port).inserted }) { return port }
+    }
+}
+
+private func anyFreePort() -> Int {
     let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     defer { close(socket) }
     var address = sockaddr_in()

@@ -145,17 +145,8 @@ import Testing
     @Test func simulatedDevicesRegisterThroughTheAPI() async throws {
         try await TestDatabase.withFreshDatabase { url, client in
             try await withTemporaryFolder { folder in
-                let keyFile = folder.appendingPathComponent("key.p8")
-                try TestKeys.p8().write(to: keyFile, atomically: true, encoding: .utf8)
                 let environment = ["DATABASE_URL": url, "BLIMP_SECRET_KEY": self.serverKey]
-                let created = try await BlimpProcess.run(
-                    [
-                        "apps", "create", "--name", "Scores", "--bundle-id", "com.example.scores", "--apns-key-file",
-                        keyFile.path, "--apns-key-id", "ABC123DEFG", "--apns-team-id", "DEF123GHIJ",
-                    ],
-                    environment: environment
-                )
-                let app = try #require(try JSONSerialization.jsonObject(with: Data(created.stdout.utf8)) as? [String: String])
+                let app = try await BlimpProcess.createScores(in: folder, environment: environment).credentials
                 let port = freePort()
                 let api = try BlimpProcess(["api", "--port", "\(port)"], environment: environment)
                 try await waitUntilServing("http://127.0.0.1:\(port)/health")
@@ -204,17 +195,8 @@ import Testing
     @Test func pushSendsByNameAndFollowsTheReport() async throws {
         try await TestDatabase.withFreshDatabase { url, client in
             try await withTemporaryFolder { folder in
-                let keyFile = folder.appendingPathComponent("key.p8")
-                try TestKeys.p8().write(to: keyFile, atomically: true, encoding: .utf8)
                 let environment = ["DATABASE_URL": url, "BLIMP_SECRET_KEY": self.serverKey]
-                let created = try await BlimpProcess.run(
-                    [
-                        "apps", "create", "--name", "Scores", "--bundle-id", "com.example.scores", "--apns-key-file",
-                        keyFile.path, "--apns-key-id", "ABC123DEFG", "--apns-team-id", "DEF123GHIJ",
-                    ],
-                    environment: environment
-                )
-                let app = try #require(try JSONSerialization.jsonObject(with: Data(created.stdout.utf8)) as? [String: String])
+                let app = try await BlimpProcess.createScores(in: folder, environment: environment).credentials
                 let appKey = app["app_key"]!
                 let token = try await BlimpProcess.run(["apps", "token", "create", "--app-key", appKey, "--name", "ci"], environment: environment)
                 #expect(token.status == 0, "\(token.stderr)")

@@ -16,15 +16,8 @@ import Glibc
     @Test func killedAndStoppedWorkersLoseNoTarget() async throws {
         try await TestDatabase.withFreshDatabase { url, client in
             try await withTemporaryFolder { folder in
-                let keyFile = folder.appendingPathComponent("key.p8")
-                try TestKeys.p8().write(to: keyFile, atomically: true, encoding: .utf8)
-                let serverKey = TestKeys.serverKeyBase64()
-                let environment = ["DATABASE_URL": url, "BLIMP_SECRET_KEY": serverKey]
-                let created = try await BlimpProcess.run(
-                    ["apps", "create", "--name", "Scores", "--bundle-id", "com.example.scores", "--apns-key-file", keyFile.path,
-                     "--apns-key-id", "ABC123DEFG", "--apns-team-id", "DEF123GHIJ", "--apns-environment", "sandbox"],
-                    environment: environment)
-                #expect(created.status == 0, "\(created.stderr)")
+                let environment = ["DATABASE_URL": url, "BLIMP_SECRET_KEY": TestKeys.serverKeyBase64()]
+                let keyFile = try await BlimpProcess.createScores(in: folder, environment: environment).keyFile
                 let tokens = 2000
                 for name in ["crash", "stop"] {
                     try await client.query(PostgresQuery(unsafeSQL: """
@@ -87,7 +80,8 @@ import Glibc
                 if try await state(crash).state != "done" {
                     second.signal(SIGTERM)
                     simulator.signal(SIGTERM)
-                    Issue.record("worker: \(await second.wait().stderr)\nsimulator: \(await simulator.wait().stderr)")
+                    let simulatorLog = await simulator.wait().stderr
+                    Issue.record("simulator: \(simulatorLog.suffix(1500))\nworker: \(await second.wait().stderr.suffix(1500))")
                     return
                 }
                 let (distinct, _) = try await delivered(crash)

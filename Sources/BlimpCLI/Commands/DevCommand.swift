@@ -70,8 +70,9 @@ struct DevCommand: AsyncParsableCommand {
             "curl \(base)/ready",
             "BLIMP_APP_SECRET=\(demo.appSecret) blimp simulate-devices --url \(base) --app-key \(demo.appKey) --count 100",
             "curl -u \(demo.appKey):\(demo.masterSecret) -H 'Accept: application/vnd.urbanairship+json; version=3' \(base)/api/channels?limit=5",
+            "BLIMP_MASTER_SECRET=\(demo.masterSecret) blimp push --url \(base) --app-key \(demo.appKey) --name demo-match --content-state '{\"home\": 1}' --wait",
         ]
-        if let simulator { tries.append("curl \(simulator.adminURL)/counters") }
+        if let simulator { tries.append("curl \(simulator.adminURL)/counters   # what the simulated devices received") }
         let apnsLine = simulator.map { "the simulator at \($0.url) (admin \($0.adminURL)), trusting the demo app's key" }
         return """
 

@@ -37,7 +37,8 @@ public struct AlertNotification: Sendable, Equatable {
             aps.insert(.init("alert", onlyBody ? alertMembers[0].value : .object(alertMembers)), at: 0)
         }
         notification.aps = aps
-        guard !aps.isEmpty else {
+        // `mutable-content`, `thread-id` and the like alone show nothing and are no background push either.
+        guard aps.contains(where: { ["alert", "badge", "sound", "content-available"].contains($0.key) }) else {
             throw InvalidField(path, "a notification needs an alert, a badge, a sound, content_available or a live_activity")
         }
         if notification.isBackground {
@@ -69,7 +70,7 @@ public struct AlertNotification: Sendable, Equatable {
                 }
                 for member in members {
                     switch member.value {
-                    case .string: break
+                    case .string where !member.key.hasSuffix("-args"): break
                     case .array(let elements) where member.key.hasSuffix("-args") && elements.allSatisfy({ if case .string = $0 { true } else { false } }): break
                     default: throw InvalidField(object.path(of: member.key), member.key.hasSuffix("-args") ? "expected an array of strings" : "expected a string")
                     }

@@ -17,7 +17,8 @@ struct JSONObjectReader {
     var isEmpty: Bool { self.members.isEmpty }
     var keys: [String] { self.members.map(\.key) }
 
-    func has(_ key: String) -> Bool { self.members.contains { $0.key == key } }
+    /// Whether the member is there and not `null` (which counts as absent, as in ``raw(_:)``).
+    func has(_ key: String) -> Bool { self.raw(key) != nil }
 
     /// The member's value as sent, `nil` when absent (a JSON `null` counts as absent).
     func raw(_ key: String) -> RawJSON? {

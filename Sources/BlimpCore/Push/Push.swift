@@ -77,7 +77,7 @@ public struct Push: Sendable, Equatable {
         guard let ios, let liveActivity = ios.raw("live_activity") else {
             return .alert(try AlertNotification.parse(alert: reader.raw("alert"), ios: ios, at: path))
         }
-        let others = (reader.has("alert") ? ["alert"] : []) + ios.keys.filter { $0 != "live_activity" }.map { "ios.\($0)" }
+        let others = (reader.has("alert") ? ["alert"] : []) + ios.keys.filter { $0 != "live_activity" && ios.has($0) }.map { "ios.\($0)" }
         if let other = others.first {
             throw InvalidField(JSONObjectReader.join(path, other), "live_activity goes alone; send \(other) in a push of its own")
         }

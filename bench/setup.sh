@@ -1,0 +1,35 @@
+# Sourced by the bench scripts after they read their arguments: the release `blimp` (BLIMP=path overrides), a work
+# folder, a throwaway PostgreSQL with its default durability (fsync on), the schema, and one app, `bench`, whose
+# APNs key is "$work/key.p8" ($kid, $team); `field NAME` reads its credentials. `start_api PORT` runs `blimp api`
+# until the script ends. Processes added to `pids` are stopped, and the cluster removed, on exit.
+source scripts/postgres.sh
+blimp=${BLIMP:-.build/release/blimp}
+[ -x "$blimp" ] || swift build -c release --product blimp
+
+work=$(mktemp -d /tmp/blimp-bench-XXXXXX)
+chmod 755 "$work"
+pids=()
+cleanup() {
+    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    wait 2>/dev/null || true
+    stop_cluster "$work/pg"
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+start_cluster "$work/pg" "-c max_connections=200"
+export BLIMP_SECRET_KEY=$(openssl rand -base64 32)
+"$blimp" migrate >/dev/null
+kid=BENCHKEY01 team=BENCHTEAM1
+openssl ecparam -name prime256v1 -genkey -noout 2>/dev/null | openssl pkcs8 -topk8 -nocrypt -out "$work/key.p8"
+app=$("$blimp" apps create --name bench --bundle-id com.example.bench --apns-key-file "$work/key.p8" \
+    --apns-key-id $kid --apns-team-id $team --apns-environment sandbox)
+field() { python3 -c "import json,sys; print(json.load(sys.stdin)['$1'])" <<<"$app"; }
+
+start_api() {
+    "$blimp" api --port "$1" --log-level warning &
+    pids+=($!)
+    for _ in $(seq 100); do curl -sf "http://127.0.0.1:$1/ready" >/dev/null && break; sleep 0.1; done
+}
+
+postgres_line="PostgreSQL $("$(postgres_bindir)/postgres" --version | awk '{print $3}') with fsync on; $(nproc) cores"
