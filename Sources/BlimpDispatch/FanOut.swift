@@ -2,7 +2,6 @@ import BlimpAPNs
 import BlimpCore
 import BlimpStore
 import Foundation
-import Logging
 import ServiceLifecycle
 
 /// Delivers one claimed push: its targets in keyset batches (the next batch read while the current one is sent),
@@ -14,7 +13,6 @@ struct FanOut {
     let delivery: DeliveryTarget
     let configuration: WorkerConfiguration
     let worker: String
-    let logger: Logger
     let now: @Sendable () -> Date
 
     /// The app's side of delivery: its topic, key, environment and budget.

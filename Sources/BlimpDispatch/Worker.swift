@@ -87,7 +87,7 @@ public final class Worker: Service, Sendable {
         self.logger.debug("push claimed", metadata: metadata)
         let fanOut = FanOut(
             store: self.store, apns: self.apns, delivery: try await self.profile(of: push.appID),
-            configuration: self.configuration, worker: self.name, logger: self.logger, now: self.now)
+            configuration: self.configuration, worker: self.name, now: self.now)
         let ending = try await fanOut.run(push)
         if case .abandoned = ending { try await self.store.release(push, worker: self.name, now: self.now()) }
         self.logger.debug("push \(ending)", metadata: metadata)

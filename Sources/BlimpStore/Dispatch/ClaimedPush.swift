@@ -19,8 +19,6 @@ public struct ClaimedPush: Sendable {
     public let priority: Int
     public let collapseID: String?
     public let expiresAt: Date?
-    /// The timestamp in the body, for a Live Activity push.
-    public let timestamp: Int64?
     /// It lights the screen (an alert, a start, an end, an update with an alert): it gets priority 10 before plain
     /// updates when a token's budget runs low.
     public let isAlerting: Bool

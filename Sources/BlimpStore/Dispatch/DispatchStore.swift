@@ -43,12 +43,12 @@ public struct DispatchStore: Sendable {
                 FROM next WHERE pushes.app_id = next.app_id AND pushes.push_id = next.push_id
                 RETURNING pushes.app_id, pushes.push_id, pushes.kind, pushes.event, pushes.activity_name,
                           pushes.attributes_type, pushes.audience::text, pushes.apns_body, pushes.push_type,
-                          pushes.priority, pushes.collapse_id, pushes.expires_at, pushes.aps_timestamp, pushes.alerting,
+                          pushes.priority, pushes.collapse_id, pushes.expires_at, pushes.alerting,
                           pushes.cursor_channel_id, pushes.counts::text
                 """,
                 logger: self.logger
             )
-            typealias Row = (Int64, UUID, String, String?, String?, String?, String, String, String, Int16, String?, Date?, Int64?, Bool, UUID?, String)
+            typealias Row = (Int64, UUID, String, String?, String?, String?, String, String, String, Int16, String?, Date?, Bool, UUID?, String)
             for try await row in rows.decode(Row.self) {
                 let kind: ClaimedPush.Kind
                 if row.2 == "live_activity", let event = row.3.flatMap(LiveActivityNotification.Event.init(rawValue:)), let name = row.4 {
@@ -59,8 +59,8 @@ public struct DispatchStore: Sendable {
                 return ClaimedPush(
                     appID: row.0, pushID: row.1, kind: kind, audience: try Audience.parse(try RawJSONParser.parse(row.6.utf8)),
                     body: Array(row.7.utf8), pushType: APNsPushType(rawValue: row.8) ?? .alert, priority: Int(row.9),
-                    collapseID: row.10, expiresAt: row.11, timestamp: row.12, isAlerting: row.13,
-                    cursor: row.14 ?? ClaimedPush.start, counts: PushCounts(try RawJSONParser.parse(row.15.utf8)))
+                    collapseID: row.10, expiresAt: row.11, isAlerting: row.12,
+                    cursor: row.13 ?? ClaimedPush.start, counts: PushCounts(try RawJSONParser.parse(row.14.utf8)))
             }
             return nil
         }
