@@ -86,7 +86,7 @@ struct FanOut {
             } else {
                 counts.failed[outcome.reason ?? (outcome.status == 0 ? "no_response" : "status_\(outcome.status)"), default: 0] += 1
             }
-            if outcome.prune != nil || outcome.pruneNow { counts.tokensPruned += 1 }
+            if outcome.deadSince != nil { counts.tokensPruned += 1 }
         }
         return outcomes
     }
@@ -143,14 +143,14 @@ struct FanOut {
                 attempt += 1
                 continue
             case (_, .accepted(let apnsID)):
-                return .init(target: target, status: 200, reason: nil, apnsID: apnsID, priority: request.priority, prune: nil, pruneNow: false)
+                return .init(target: target, status: 200, reason: nil, apnsID: apnsID, priority: request.priority)
             case (.tokenInvalid(let since), .rejected(let status, let reason, _)):
                 return .init(target: target, status: status, reason: reason?.rawValue, apnsID: nil, priority: request.priority,
-                             prune: since, pruneNow: since == nil)
+                             deadSince: since ?? .distantFuture)
             case (_, .rejected(let status, let reason, _)):
-                return .init(target: target, status: status, reason: reason?.rawValue, apnsID: nil, priority: request.priority, prune: nil, pruneNow: false)
+                return .init(target: target, status: status, reason: reason?.rawValue, apnsID: nil, priority: request.priority)
             case (_, .noResponse):
-                return .init(target: target, status: 0, reason: nil, apnsID: nil, priority: request.priority, prune: nil, pruneNow: false)
+                return .init(target: target, status: 0, reason: nil, apnsID: nil, priority: request.priority)
             }
         }
     }

@@ -31,7 +31,7 @@ public final class Worker: Service, Sendable {
         apns: APNsClient,
         serverKey: ServerKey,
         configuration: WorkerConfiguration = WorkerConfiguration(),
-        name: String = "worker-\(UUID.random().lowercaseString.prefix(8))",
+        name: String? = nil,
         logger: Logger,
         now: @escaping @Sendable () -> Date = Date.init
     ) {
@@ -41,7 +41,7 @@ public final class Worker: Service, Sendable {
         self.apns = apns
         self.serverKey = serverKey
         self.configuration = configuration
-        self.name = name
+        self.name = name ?? "worker-\(UUID.random().lowercaseString.prefix(8))"
         self.logger = logger
         self.now = now
     }

@@ -50,9 +50,6 @@ struct WorkerCommand: AsyncParsableCommand {
         configuration.batchSize = batchSize
         configuration.lease = lease
         let client = try APNsClient(configuration: APNsClientConfiguration(endpoint: apns), logger: logger)
-        if let name {
-            return Worker(database: database, apns: client, serverKey: serverKey, configuration: configuration, name: name, logger: logger)
-        }
-        return Worker(database: database, apns: client, serverKey: serverKey, configuration: configuration, logger: logger)
+        return Worker(database: database, apns: client, serverKey: serverKey, configuration: configuration, name: name, logger: logger)
     }
 }

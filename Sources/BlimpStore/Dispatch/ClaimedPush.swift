@@ -15,6 +15,8 @@ public struct ClaimedPush: Sendable {
     public let audience: Audience
     /// The APNs body, the same for every token.
     public let body: [UInt8]
+    /// For an end: when the ended activities leave the Lock Screen, if the push names it.
+    public let dismissalDate: Date?
     public let pushType: APNsPushType
     public let priority: Int
     public let collapseID: String?

@@ -56,9 +56,14 @@ public struct DispatchStore: Sendable {
                 } else {
                     kind = .alert
                 }
+                // An end's own dismissal date, read once from its body (the API checked it is a whole number).
+                var dismissalDate: Date?
+                if case .liveActivity(.end, _, _) = kind, case .number(let seconds)? = try RawJSONParser.parse(row.7.utf8)["aps"]?["dismissal-date"] {
+                    dismissalDate = Double(seconds).map(Date.init(timeIntervalSince1970:))
+                }
                 return ClaimedPush(
                     appID: row.0, pushID: row.1, kind: kind, audience: try Audience.parse(try RawJSONParser.parse(row.6.utf8)),
-                    body: Array(row.7.utf8), pushType: APNsPushType(rawValue: row.8) ?? .alert, priority: Int(row.9),
+                    body: Array(row.7.utf8), dismissalDate: dismissalDate, pushType: APNsPushType(rawValue: row.8) ?? .alert, priority: Int(row.9),
                     collapseID: row.10, expiresAt: row.11, isAlerting: row.12,
                     cursor: row.13 ?? ClaimedPush.start, counts: PushCounts(try RawJSONParser.parse(row.14.utf8)))
             }
@@ -93,44 +98,51 @@ public struct DispatchStore: Sendable {
     /// (The cursor bounds both sides of each join: without it on `channels`, a merge join reads that table from
     /// its start for every batch.)
     public func targets(of push: ClaimedPush, limit: Int, now: Date) async throws(StoreError) -> [DispatchTarget] {
+        // $1 to $3 are shared; each kind binds what its query reads after them.
         var bindings = PostgresBindings()
         bindings.append(push.appID)
         bindings.append(push.cursor)
         bindings.append(limit)
-        bindings.append(now.addingTimeInterval(-3600))
+        let hourAgo = now.addingTimeInterval(-3600)
+        let updatable = now.addingTimeInterval(-LiveActivityLifetime.updatable)
         let sql: String
         switch push.kind {
         case .liveActivity(.start, let name, let attributesType):
             bindings.append(attributesType ?? "")
             bindings.append(name)
-            bindings.append(now.addingTimeInterval(-LiveActivityLifetime.updatable))
+            bindings.append(updatable)
+            bindings.append(hourAgo)
             let filter = AudienceFilter(push.audience, channel: "s.channel_id", appID: push.appID, after: bindings)
             bindings = filter.bindings
             sql = """
                 SELECT s.channel_id, s.token, c.frequent_pushes_enabled, 0,
                        EXISTS (SELECT 1 FROM live_activities la WHERE la.app_id = $1 AND la.channel_id = s.channel_id
-                               AND la.name = $6 AND la.state = 'active' AND la.started_at > $7),
+                               AND la.name = $5 AND la.state = 'active' AND la.started_at > $6),
                        (SELECT count(*)::int FROM delivery_outcomes o WHERE o.app_id = $1 AND o.token = s.token
-                        AND o.status = 200 AND o.sent_at > $4)
+                        AND o.status = 200 AND o.sent_at > $7)
                 FROM push_to_start_tokens s JOIN channels c ON c.app_id = s.app_id AND c.channel_id = s.channel_id
-                WHERE s.app_id = $1 AND s.attributes_type = $5 AND s.token IS NOT NULL AND s.channel_id > $2
+                WHERE s.app_id = $1 AND s.attributes_type = $4 AND s.token IS NOT NULL AND s.channel_id > $2
                   AND c.channel_id > $2 AND c.installed AND \(filter.sql)
                 ORDER BY s.channel_id LIMIT $3
                 """
         case .liveActivity(_, let name, _):
             bindings.append(name)
-            bindings.append(now.addingTimeInterval(-LiveActivityLifetime.updatable))
+            bindings.append(updatable)
+            // Priority-10 sends in the last hour matter only to a push that asks for priority 10.
+            var recentPriority10 = "0"
+            if push.priority == 10 {
+                bindings.append(hourAgo)
+                recentPriority10 = """
+                    (SELECT count(*)::int FROM delivery_outcomes o WHERE o.app_id = $1 AND o.token = la.token
+                     AND o.priority = 10 AND o.status = 200 AND o.sent_at > $6)
+                    """
+            }
             let filter = AudienceFilter(push.audience, channel: "la.channel_id", appID: push.appID, after: bindings)
             bindings = filter.bindings
             sql = """
-                SELECT la.channel_id, la.token, c.frequent_pushes_enabled,
-                       \(push.priority == 10 ? """
-                           (SELECT count(*)::int FROM delivery_outcomes o WHERE o.app_id = $1 AND o.token = la.token
-                            AND o.priority = 10 AND o.status = 200 AND o.sent_at > $4)
-                           """ : "0 + ($4::timestamptz IS NULL)::int"),
-                       false, 0
+                SELECT la.channel_id, la.token, c.frequent_pushes_enabled, \(recentPriority10), false, 0
                 FROM live_activities la JOIN channels c ON c.app_id = la.app_id AND c.channel_id = la.channel_id
-                WHERE la.app_id = $1 AND la.name = $5 AND la.state = 'active' AND la.started_at > $6
+                WHERE la.app_id = $1 AND la.name = $4 AND la.state = 'active' AND la.started_at > $5
                   AND la.channel_id > $2 AND c.channel_id > $2 AND \(filter.sql)
                 ORDER BY la.channel_id LIMIT $3
                 """
@@ -141,7 +153,7 @@ public struct DispatchStore: Sendable {
                 SELECT c.channel_id, c.push_address, c.frequent_pushes_enabled, 0, false, 0
                 FROM channels c
                 WHERE c.app_id = $1 AND c.installed AND c.opt_in AND c.push_address IS NOT NULL AND c.channel_id > $2
-                  AND $4::timestamptz IS NOT NULL AND \(filter.sql)
+                  AND \(filter.sql)
                 ORDER BY c.channel_id LIMIT $3
                 """
         }
@@ -187,19 +199,17 @@ public struct DispatchStore: Sendable {
         public var reason: String?
         public var apnsID: String?
         public var priority: Int
-        /// APNs said the token is dead; it is removed unless registered again after this time.
-        public var prune: Date?
-        /// The token was gone for good (`prune`) without a 410 timestamp.
-        public var pruneNow: Bool
+        /// When APNs said the token is dead: it is removed unless registered again after this time
+        /// (`distantFuture` when APNs gave no 410 timestamp: dead whenever it was registered).
+        public var deadSince: Date?
 
-        public init(target: DispatchTarget, status: Int, reason: String?, apnsID: String?, priority: Int, prune: Date?, pruneNow: Bool) {
+        public init(target: DispatchTarget, status: Int, reason: String?, apnsID: String?, priority: Int, deadSince: Date? = nil) {
             self.target = target
             self.status = status
             self.reason = reason
             self.apnsID = apnsID
             self.priority = priority
-            self.prune = prune
-            self.pruneNow = pruneNow
+            self.deadSince = deadSince
         }
     }
 
@@ -216,12 +226,12 @@ public struct DispatchStore: Sendable {
     ) async throws(StoreError) -> Bool {
         let until = now.addingTimeInterval(TimeInterval(lease.components.seconds))
         var pruned: [RawJSON] = []
-        for outcome in outcomes where outcome.pruneNow || outcome.prune != nil {
+        for outcome in outcomes {
+            guard let since = outcome.deadSince else { continue }
             pruned.append(.object([
                 .init("token", .string(outcome.target.token)),
                 .init("channel_id", .string(outcome.target.channelID.lowercaseString)),
-                // No 410 timestamp: the token is dead whenever it was registered.
-                .init("since", .number(String((outcome.prune ?? .distantFuture).timeIntervalSince1970))),
+                .init("since", .number(String(since.timeIntervalSince1970))),
             ]))
         }
         let ended = outcomes.filter { $0.status == 200 }.map(\.target.channelID)
@@ -256,7 +266,7 @@ public struct DispatchStore: Sendable {
                     try await connection.query(
                         """
                         UPDATE live_activities SET state = 'ended', ended_at = \(now),
-                               dismiss_at = coalesce(\(Self.dismissal(push, now: now)), \(now.addingTimeInterval(LiveActivityLifetime.dismissedAfterEnd)))
+                               dismiss_at = \(push.dismissalDate ?? now.addingTimeInterval(LiveActivityLifetime.dismissedAfterEnd))
                         WHERE app_id = \(push.appID) AND name = \(name) AND channel_id = ANY(\(ended)) AND state = 'active'
                         """,
                         logger: self.logger)
@@ -294,14 +304,6 @@ public struct DispatchStore: Sendable {
                 """
         }
         try await connection.query(query, logger: logger)
-    }
-
-    private static func dismissal(_ push: ClaimedPush, now: Date) -> Date? {
-        // The end's own dismissal date is in its body; the API checked it is a whole number.
-        guard let body = try? RawJSONParser.parse(push.body), case .number(let literal)? = body["aps"]?["dismissal-date"],
-            let seconds = Double(literal)
-        else { return nil }
-        return Date(timeIntervalSince1970: seconds)
     }
 
     /// Marks the push finished (`done`, `superseded` or `failed`) with its final counts.
