@@ -126,18 +126,24 @@ public struct AppStore: Sendable {
     /// What a worker needs to deliver the app's pushes: the app, its APNs signing key (unsealed with `serverKey`)
     /// and its Live Activity budgets.
     public func delivery(appID: Int64, serverKey: ServerKey) async throws(AppStoreError) -> (app: App, key: APNsSigningKey, budget: PriorityBudget) {
-        guard let app = try await self.fetch("SELECT \(unescaped: Self.columns) FROM apps WHERE id = \(appID)").first else {
-            throw .notFound
-        }
-        let budget = try await self.mapErrors {
+        let row = try await self.mapErrors { () async throws -> (Row, PriorityBudget, Data)? in
             let rows = try await self.client.query(
-                "SELECT priority_budget, frequent_priority_budget, start_budget FROM apps WHERE id = \(appID)", logger: self.logger)
-            for try await (perHour, frequent, starts) in rows.decode((Int, Int, Int).self) {
-                return PriorityBudget(perHour: perHour, frequentPerHour: frequent, startsPerHour: starts)
+                """
+                SELECT \(unescaped: Self.columns), priority_budget, frequent_priority_budget, start_budget, apns_key_sealed
+                FROM apps WHERE id = \(appID)
+                """,
+                logger: self.logger
+            )
+            let decoded = rows.decode((Int64, String, String, String, String, String, String, Date, Int, Int, Int, Data).self)
+            for try await (id, key, name, bundleID, keyID, teamID, environment, createdAt, perHour, frequent, starts, sealed) in decoded {
+                let budget = PriorityBudget(perHour: perHour, frequentPerHour: frequent, startsPerHour: starts)
+                return ((id, key, name, bundleID, keyID, teamID, environment, createdAt), budget, sealed)
             }
-            throw AppStoreError.notFound
+            return nil
         }
-        return (app, try await self.signingKey(of: app, serverKey: serverKey), budget)
+        guard let (appRow, budget, sealed) = row else { throw .notFound }
+        let app = try await self.mapErrors { try Self.app(from: appRow) }
+        return (app, try Self.unseal(sealed, of: app, serverKey: serverKey), budget)
     }
 
     /// Sets the app's Live Activity budgets.
@@ -162,6 +168,11 @@ public struct AppStore: Sendable {
             for try await sealed in rows.decode(Data.self) { return sealed }
             throw AppStoreError.notFound
         }
+        return try Self.unseal(sealed, of: app, serverKey: serverKey)
+    }
+
+    /// The `.p8` key sealed in `sealed`, bound to the app's key.
+    private static func unseal(_ sealed: Data, of app: App, serverKey: ServerKey) throws(AppStoreError) -> APNsSigningKey {
         do {
             let pem = try serverKey.open(sealed, boundTo: app.appKey)
             return try APNsSigningKey(pem: String(decoding: pem, as: UTF8.self), keyID: app.apnsKeyID, teamID: app.apnsTeamID)
