@@ -16,12 +16,23 @@ package struct ConnectionReceiveWindow {
     }
 }
 
+extension ByteBuffer {
+    /// The frames gathered so far, to write, leaving a fresh buffer for the next ones; nil when there are none.
+    ///
+    /// Handlers take their frames out before writing them, rather than writing them in place: the write can re-enter
+    /// the handler (the TLS handler may pass on data it decrypted meanwhile), which then gathers new frames.
+    package mutating func takeFrames(allocator: ByteBufferAllocator) -> ByteBuffer? {
+        guard self.readableBytes > 0 else { return nil }
+        let frames = self
+        self = allocator.buffer(capacity: 16_384)
+        return frames
+    }
+}
+
 extension ChannelHandlerContext {
-    /// Writes and flushes the frames gathered in `frames` (one TLS record, one system call), leaving it empty.
-    package func writeAndFlushFrames(_ frames: inout ByteBuffer) {
-        guard frames.readableBytes > 0 else { return }
-        let bytes = frames
-        frames = self.channel.allocator.buffer(capacity: 16_384)
-        self.writeAndFlush(NIOAny(bytes), promise: nil)
+    /// Writes and flushes `frames` (one TLS record, one system call), if there are any.
+    package func writeAndFlushFrames(_ frames: ByteBuffer?) {
+        guard let frames else { return }
+        self.writeAndFlush(NIOAny(frames), promise: nil)
     }
 }

@@ -212,7 +212,7 @@ final class APNsConnectionHandler: ChannelInboundHandler {
 
     private func flush(context: ChannelHandlerContext) {
         self.unflushedRequests = 0
-        context.writeAndFlushFrames(&self.outbound)
+        context.writeAndFlushFrames(self.outbound.takeFrames(allocator: context.channel.allocator))
     }
 
     // MARK: Reading

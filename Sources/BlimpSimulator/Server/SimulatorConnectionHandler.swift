@@ -272,7 +272,7 @@ final class SimulatorConnectionHandler: ChannelInboundHandler {
     }
 
     private func flush(context: ChannelHandlerContext) {
-        context.writeAndFlushFrames(&self.outbound)
+        context.writeAndFlushFrames(self.outbound.takeFrames(allocator: context.channel.allocator))
     }
 
     // MARK: Connection faults and errors
