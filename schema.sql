@@ -143,8 +143,8 @@ CREATE INDEX IF NOT EXISTS push_to_start_tokens_by_type
     WHERE token IS NOT NULL;
 
 -- Pushes: the work queue. A push is accepted as 'queued'; a worker claims it ('sending') with
--- FOR UPDATE SKIP LOCKED under a lease, fans it out in channel order and checkpoints its cursor,
--- so a worker that dies mid fan-out is resumed by another from the last checkpoint.
+-- FOR UPDATE SKIP LOCKED and fans it out in parts (push_parts below); it is 'done' (or 'superseded')
+-- once every part is.
 CREATE TABLE IF NOT EXISTS pushes (
     app_id            bigint NOT NULL,
     push_id           uuid NOT NULL,
@@ -160,8 +160,6 @@ CREATE TABLE IF NOT EXISTS pushes (
     accepted_at       timestamptz NOT NULL DEFAULT now(),
     not_before        timestamptz NOT NULL DEFAULT now(),
     claimed_by        text,
-    lease_expires_at  timestamptz,
-    cursor_channel_id uuid,
     attempts          integer NOT NULL DEFAULT 0,
     counts            jsonb NOT NULL DEFAULT '{}',
     started_at        timestamptz,
@@ -195,6 +193,32 @@ CREATE INDEX IF NOT EXISTS pushes_unfinished_by_name
     WHERE activity_name IS NOT NULL AND state IN ('queued', 'sending');
 -- Reports: the recent pushes of an app.
 CREATE INDEX IF NOT EXISTS pushes_by_acceptance ON pushes (app_id, accepted_at DESC);
+-- Leases and cursors live on the parts now.
+ALTER TABLE pushes DROP COLUMN IF EXISTS lease_expires_at;
+ALTER TABLE pushes DROP COLUMN IF EXISTS cursor_channel_id;
+
+-- A push's fan-out in parts: each a range of channel ids (after_channel_id, through_channel_id], claimed
+-- by one worker at a time with FOR UPDATE SKIP LOCKED under a lease and checkpointed at its cursor, so a
+-- worker that dies mid fan-out is resumed by another from the last checkpoint. A push starts as one part
+-- over every channel; when its first batch comes back full, the rest of its range is split into parts
+-- that other workers, or the same worker's other claim loops, take up at once.
+CREATE TABLE IF NOT EXISTS push_parts (
+    app_id             bigint NOT NULL,
+    push_id            uuid NOT NULL,
+    part               smallint NOT NULL,
+    after_channel_id   uuid NOT NULL,
+    through_channel_id uuid NOT NULL,
+    cursor_channel_id  uuid NOT NULL,
+    state              text NOT NULL DEFAULT 'queued' CHECK (state IN ('queued', 'sending', 'done', 'superseded')),
+    claimed_by         text,
+    lease_expires_at   timestamptz,
+    counts             jsonb NOT NULL DEFAULT '{}',
+    accepted_at        timestamptz NOT NULL,
+    PRIMARY KEY (app_id, push_id, part)
+);
+-- Hot path: claiming a part, oldest push first. Only unfinished parts are in it.
+CREATE INDEX IF NOT EXISTS push_parts_unfinished
+    ON push_parts (app_id, accepted_at) WHERE state IN ('queued', 'sending');
 
 -- The newest timestamp accepted for each Live Activity name: a later push of the name must be newer, or
 -- devices would drop it (ActivityKit ignores a push older than the last one it applied).

@@ -4,9 +4,10 @@ import BlimpStore
 import Foundation
 import ServiceLifecycle
 
-/// Delivers one claimed push: its targets in keyset batches (the next batch read while the current one is sent),
-/// each token's request through the APNs client with retries, and after each batch one checkpoint of outcomes,
-/// counts and cursor. An update stops, superseded, as soon as a newer update or end of its name is waiting.
+/// Delivers one claimed part of a push: its targets in keyset batches (the next batch read while the current one is
+/// sent), each token's request through the APNs client with retries, and after each batch one checkpoint of
+/// outcomes, counts and cursor. A whole push's first full batch splits the rest of its range into parts that other
+/// claim loops take up. An update stops, superseded, as soon as a newer update or end of its name is waiting.
 struct FanOut {
     let store: DispatchStore
     let apns: APNsClient
@@ -32,7 +33,8 @@ struct FanOut {
 
     func run(_ claimed: ClaimedPush) async throws -> Ending {
         var push = claimed
-        var next = try await self.store.targets(of: push, limit: self.configuration.batchSize, now: self.now())
+        let limit = self.configuration.batchSize
+        var next = try await self.store.targets(of: push, limit: limit, now: self.now())
         while !next.isEmpty {
             if try await self.store.isSuperseded(push) {
                 try await self.store.finish(push, state: "superseded", worker: self.worker, now: self.now())
@@ -41,19 +43,26 @@ struct FanOut {
             let batch = next
             var ahead = push
             ahead.cursor = batch.last!.channelID
-            let store = self.store, limit = self.configuration.batchSize, now = self.now(), reading = ahead
+            // A whole push with more to come keeps the first of its remaining range and hands on the others.
+            var split: [ChannelIDRange] = []
+            if push.mayBeSplit, batch.count == limit {
+                split = ChannelIDRange(after: ahead.cursor, through: ahead.through).split(into: self.configuration.fanOutParts)
+                ahead.through = split.removeFirst().through
+            }
+            let store = self.store, now = self.now(), reading = ahead
             async let following = store.targets(of: reading, limit: limit, now: now)
             let outcomes = await self.send(batch, of: push, counts: &push.counts)
-            push.cursor = ahead.cursor
-            guard try await self.store.record(outcomes, of: push, worker: self.worker, now: self.now(), lease: self.configuration.lease) else {
+            (push.cursor, push.through) = (ahead.cursor, ahead.through)
+            guard try await self.store.record(
+                outcomes, of: push, split: split, worker: self.worker, now: self.now(), lease: self.configuration.lease)
+            else {
                 _ = try? await following
                 return .abandoned
             }
             next = try await following
-            // A shutdown lets the batch in flight finish and be recorded, then gives the push back.
+            // A shutdown lets the batch in flight finish and be recorded, then gives the part back.
             if Task.isShuttingDownGracefully || Task.isCancelled { return .abandoned }
         }
-        push.counts.skippedEnded = try await self.store.endedTargets(of: push)
         try await self.store.finish(push, state: "done", worker: self.worker, now: self.now())
         return .done
     }

@@ -8,11 +8,12 @@ import ServiceLifecycle
 import Synchronization
 
 /// `blimp worker`: turns queued pushes into APNs requests. Any number of workers share one PostgreSQL; each claims
-/// pushes with `FOR UPDATE SKIP LOCKED` under a lease, so none is handled by two at once, and one whose worker died
-/// is resumed by another from its last checkpoint. Workers wake on `LISTEN blimp_pushes` (the API notifies it when
-/// it queues pushes), and also every ``WorkerConfiguration/pollInterval`` for expired leases.
+/// parts of pushes with `FOR UPDATE SKIP LOCKED` under a lease, so none is handled by two at once, and one whose
+/// worker died is resumed by another from its last checkpoint. A large push is split into parts that every worker's
+/// claim loops share. Workers wake on `LISTEN blimp_pushes` (the API notifies it when it queues pushes, a fan-out when
+/// it splits one), and also every ``WorkerConfiguration/pollInterval`` for expired leases.
 ///
-/// On SIGTERM a worker stops claiming, lets the batches in flight finish and be recorded, and gives their pushes
+/// On SIGTERM a worker stops claiming, lets the batches in flight finish and be recorded, and gives their parts
 /// back for another worker to resume. The APNs client is the caller's to shut down.
 public final class Worker: Service, Sendable {
     let database: PostgresClient
@@ -47,27 +48,28 @@ public final class Worker: Service, Sendable {
     }
 
     public func run() async throws {
-        let (wakeups, wake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        // Each claim loop has its own wake-ups, so a loop busy with a long fan-out holds up none of the others.
+        let loops = (0..<self.configuration.concurrentPushes).map { _ in
+            AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        }
+        let wake: @Sendable () -> Void = { for loop in loops { loop.continuation.yield() } }
         await withDiscardingTaskGroup { group in
             group.addTask { await self.listen(wake) }
             group.addTask {
                 while !Task.isShuttingDownGracefully, !Task.isCancelled {
-                    wake.yield()
+                    wake()
                     try? await cancelWhenGracefulShutdown { try await Task.sleep(for: self.configuration.pollInterval) }
                 }
             }
-            group.addTask {
-                // On each wake-up, claim loops fan pushes out until none is ready.
-                for await _ in wakeups.cancelOnGracefulShutdown() {
-                    await withDiscardingTaskGroup { loops in
-                        for _ in 0..<self.configuration.concurrentPushes { loops.addTask { await self.drain() } }
-                    }
+            for loop in loops {
+                group.addTask {
+                    for await _ in loop.stream.cancelOnGracefulShutdown() { await self.drain() }
                 }
             }
         }
     }
 
-    /// Claims and delivers pushes, one at a time, until none is ready or the worker shuts down.
+    /// Claims and delivers parts of pushes, one at a time, until none is ready or the worker shuts down.
     private func drain() async {
         while !Task.isShuttingDownGracefully, !Task.isCancelled {
             do {
@@ -76,21 +78,21 @@ public final class Worker: Service, Sendable {
                 }
                 try await self.deliver(push)
             } catch {
-                self.logger.error("dispatch failed", metadata: ["error": "\(error)"])
+                if !Task.isCancelled { self.logger.error("dispatch failed", metadata: ["error": "\(error)"]) }
                 return
             }
         }
     }
 
     private func deliver(_ push: ClaimedPush) async throws {
-        let metadata: Logger.Metadata = ["push.id": "\(push.pushID.lowercaseString)", "worker": "\(self.name)"]
-        self.logger.debug("push claimed", metadata: metadata)
+        let metadata: Logger.Metadata = ["push.id": "\(push.pushID.lowercaseString)", "part": "\(push.part)", "worker": "\(self.name)"]
+        self.logger.debug("part claimed", metadata: metadata)
         let fanOut = FanOut(
             store: self.store, apns: self.apns, delivery: try await self.profile(of: push.appID),
             configuration: self.configuration, worker: self.name, now: self.now)
         let ending = try await fanOut.run(push)
         if case .abandoned = ending { try await self.store.release(push, worker: self.name, now: self.now()) }
-        self.logger.debug("push \(ending)", metadata: metadata)
+        self.logger.debug("part \(ending)", metadata: metadata)
     }
 
     /// The app's bundle id, key, environment and budget, read again after a minute.
@@ -105,13 +107,13 @@ public final class Worker: Service, Sendable {
     }
 
     /// Wakes the claim loops whenever the API notifies that it queued pushes; reconnects when the connection drops.
-    private func listen(_ wake: AsyncStream<Void>.Continuation) async {
+    private func listen(_ wake: @escaping @Sendable () -> Void) async {
         while !Task.isCancelled, !Task.isShuttingDownGracefully {
             do {
                 try await self.database.withConnection { connection in
                     try await connection.listen(on: DispatchStore.channel) { notifications in
-                        wake.yield()  // anything queued while not listening
-                        for try await _ in notifications.cancelOnGracefulShutdown() { wake.yield() }
+                        wake()  // anything queued while not listening
+                        for try await _ in notifications.cancelOnGracefulShutdown() { wake() }
                     }
                 }
             } catch {

@@ -2,8 +2,11 @@ import BlimpCore
 
 /// How a worker paces itself.
 public struct WorkerConfiguration: Sendable {
-    /// Pushes one worker fans out at once. Defaults to 4.
+    /// Parts of pushes one worker fans out at once (its claim loops). Defaults to 4.
     public var concurrentPushes = 4
+    /// How many parts a push's fan-out is split into when its first batch comes back full, for this and other
+    /// workers' claim loops to share. Defaults to 8.
+    public var fanOutParts = 8
     /// Targets read, sent and recorded together; the checkpoint after each batch bounds what a crash sends twice.
     /// Defaults to 1,000.
     public var batchSize = 1000

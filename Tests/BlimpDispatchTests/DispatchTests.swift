@@ -160,6 +160,26 @@ import Testing
             #expect(Set(claimedBy).isSubset(of: ["w1", "w2"]))
         }
     }
+
+    /// One large push is split into parts that two workers share: each token gets it exactly once, both workers
+    /// send some of it, and the report adds the parts' counts up.
+    @Test func twoWorkersShareOneFanOut() async throws {
+        var settings = ConnectionSettings()
+        settings.latencyMilliseconds = 20
+        try await DispatchHarness.run(settings: settings) { harness in
+            let devices = try await harness.register(240, name: "big")
+            let id = try await harness.push(DispatchHarness.liveActivity("update", "big", #", "content_state": {"n": 1}"#))
+            let oneLoop: (inout WorkerConfiguration) -> Void = { $0.batchSize = 20; $0.concurrentPushes = 1; $0.fanOutParts = 6 }
+            let report = try #require(try await harness.deliver([id], with: [harness.worker("w1", configure: oneLoop), harness.worker("w2", configure: oneLoop)]).first)
+            #expect(report.state == "done" && report.counts.targets == 240 && report.counts.sent == 240, "\(report.counts)")
+            for device in devices { #expect(harness.received(device.token).count == 1) }
+            let parts = try await harness.database.query(
+                "SELECT state, claimed_by FROM push_parts WHERE push_id = \(id)", logger: TestDatabase.logger
+            ).decode((String, String).self).collect()
+            #expect(parts.count == 6 && parts.allSatisfy { $0.0 == "done" }, "\(parts)")
+            #expect(Set(parts.map(\.1)) == ["w1", "w2"], "\(parts)")
+        }
+    }
 }
 
 extension PostgresRowSequence {

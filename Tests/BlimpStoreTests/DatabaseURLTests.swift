@@ -59,7 +59,7 @@ import Testing
         #expect(
             creates == [
                 "apps", "named_users", "channels", "channel_tags", "named_user_tags", "live_activities",
-                "push_to_start_tokens", "pushes", "activity_names", "push_requests", "api_tokens", "delivery_outcomes",
+                "push_to_start_tokens", "pushes", "push_parts", "activity_names", "push_requests", "api_tokens", "delivery_outcomes",
             ]
         )
     }

@@ -13,7 +13,7 @@ import Testing
                 "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'",
                 logger: TestDatabase.logger
             )
-            for try await count in rows.decode(Int.self) { #expect(count == 12) }
+            for try await count in rows.decode(Int.self) { #expect(count == 13) }
         }
     }
 

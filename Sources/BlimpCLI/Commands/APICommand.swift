@@ -2,6 +2,7 @@ import ArgumentParser
 import BlimpAPI
 import BlimpCore
 import BlimpStore
+import Foundation
 import Hummingbird
 import Logging
 import PostgresNIO
@@ -47,10 +48,12 @@ extension ListenOptions {
         )
         let channels = ChannelStore(client: database, logger: logger)
         let intake = PushIntake(client: database, logger: logger)
+        let dispatch = DispatchStore(client: database, logger: logger)
         let janitor = Janitor(
             [
                 .init("expired live activities") { try await channels.deleteExpiredActivities() },
                 .init("expired idempotency keys") { try await intake.deleteExpiredKeys() },
+                .init("old delivery outcomes") { try await dispatch.trimOutcomes(now: Date()) },
             ],
             logger: logger
         )

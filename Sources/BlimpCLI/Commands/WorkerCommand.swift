@@ -12,9 +12,10 @@ struct WorkerCommand: AsyncParsableCommand {
         abstract: "Deliver queued pushes to APNs (run any number of workers against one database)."
     )
 
-    @Option(help: "Pushes this worker fans out at once.") var concurrentPushes = 4
+    @Option(help: "Parts of pushes this worker fans out at once.") var concurrentPushes = 4
     @Option(help: "Targets read, sent and checkpointed together.") var batchSize = 1000
-    @Option(help: "Seconds a claimed push stays with this worker without a checkpoint before another may resume it.")
+    @Option(help: "Parts a large push is split into, for every worker to share.") var fanOutParts = 8
+    @Option(help: "Seconds a claimed part stays with this worker without a checkpoint before another may resume it.")
     var leaseSeconds = 30
     @Option(help: "A name for this worker in logs and leases (default: worker-<random>).") var name: String?
     @OptionGroup var database: DatabaseOptions
@@ -22,14 +23,18 @@ struct WorkerCommand: AsyncParsableCommand {
 
     func run() async throws {
         let logger = self.logging.makeLogger(label: "blimp.worker")
-        guard self.concurrentPushes > 0, self.batchSize > 0, self.leaseSeconds > 0 else {
-            throw CLIError("--concurrent-pushes, --batch-size and --lease-seconds must be positive")
+        guard self.concurrentPushes > 0, self.batchSize > 0, self.fanOutParts > 0, self.leaseSeconds > 0 else {
+            throw CLIError("--concurrent-pushes, --batch-size, --fan-out-parts and --lease-seconds must be positive")
         }
+        var configuration = WorkerConfiguration()
+        configuration.concurrentPushes = self.concurrentPushes
+        configuration.batchSize = self.batchSize
+        configuration.fanOutParts = self.fanOutParts
+        configuration.lease = .seconds(self.leaseSeconds)
         let database = PostgresClient(configuration: try self.database.resolve().clientConfiguration(), backgroundLogger: logger)
         let worker = try Self.worker(
             database: database, apns: try APNsEndpointSetting.resolve(), serverKey: try ServerKeySetting.resolve(),
-            concurrentPushes: self.concurrentPushes, batchSize: self.batchSize, lease: .seconds(self.leaseSeconds),
-            name: self.name, logger: logger)
+            configuration: configuration, name: self.name, logger: logger)
         try await runServices([database, worker], logger: logger)
         await worker.apns.shutdown()
     }
@@ -39,16 +44,10 @@ struct WorkerCommand: AsyncParsableCommand {
         database: PostgresClient,
         apns: APNsEndpointSettings,
         serverKey: ServerKey,
-        concurrentPushes: Int = 4,
-        batchSize: Int = 1000,
-        lease: Duration = .seconds(30),
+        configuration: WorkerConfiguration = WorkerConfiguration(),
         name: String? = nil,
         logger: Logger
     ) throws -> Worker {
-        var configuration = WorkerConfiguration()
-        configuration.concurrentPushes = concurrentPushes
-        configuration.batchSize = batchSize
-        configuration.lease = lease
         let client = try APNsClient(configuration: APNsClientConfiguration(endpoint: apns), logger: logger)
         return Worker(database: database, apns: client, serverKey: serverKey, configuration: configuration, name: name, logger: logger)
     }

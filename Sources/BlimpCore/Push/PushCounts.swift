@@ -36,6 +36,21 @@ public struct PushCounts: Sendable, Equatable {
         }
     }
 
+    /// The counts of two parts of one fan-out together.
+    public static func + (lhs: PushCounts, rhs: PushCounts) -> PushCounts {
+        var sum = lhs
+        sum.targets += rhs.targets
+        sum.sent += rhs.sent
+        sum.failed.merge(rhs.failed, uniquingKeysWith: +)
+        sum.downgradedPriority += rhs.downgradedPriority
+        sum.skippedEnded += rhs.skippedEnded
+        sum.skippedAlreadyActive += rhs.skippedAlreadyActive
+        sum.skippedStartBudget += rhs.skippedStartBudget
+        sum.superseded += rhs.superseded
+        sum.tokensPruned += rhs.tokensPruned
+        return sum
+    }
+
     public var json: RawJSON {
         .object([
             .init("targets", .integer(Int64(self.targets))),

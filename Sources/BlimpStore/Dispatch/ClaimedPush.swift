@@ -1,7 +1,8 @@
 import BlimpCore
 import Foundation
 
-/// A push a worker holds under a lease: what to send, to whom, and how far its fan-out has come.
+/// One part of a push's fan-out, held by a worker under a lease: what to send, to whom, and how far the part has
+/// come.
 public struct ClaimedPush: Sendable {
     public enum Kind: Sendable, Equatable {
         /// `start`, `update` or `end` of the activities tracked under `name`.
@@ -24,12 +25,17 @@ public struct ClaimedPush: Sendable {
     /// It lights the screen (an alert, a start, an end, an update with an alert): it gets priority 10 before plain
     /// updates when a token's budget runs low.
     public let isAlerting: Bool
-    /// The last channel the fan-out finished; targets after it remain.
+    /// Which part of the fan-out this is: 0, over every channel, until its first full batch splits off the rest.
+    public let part: Int16
+    /// The last channel id of the part's range.
+    public var through: UUID
+    /// The last channel the part finished; targets after it, through `through`, remain.
     public var cursor: UUID
+    /// The part's own counts; the push's are the sum of its parts'.
     public var counts: PushCounts
 
-    /// The channel id every fan-out starts after.
-    public static let start = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+    /// Whether the part is whole and untouched: the first batch of such a part may split the rest of its range.
+    public var mayBeSplit: Bool { self.part == 0 && self.cursor == ChannelIDRange.all.after && self.through == ChannelIDRange.all.through }
 }
 
 /// One token a push goes to.

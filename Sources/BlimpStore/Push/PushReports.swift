@@ -43,12 +43,17 @@ public struct PushReports: Sendable {
         return (Array(reports.prefix(limit)), reports.count > limit ? reports.last?.pushID : nil)
     }
 
+    /// A push being sent counts what its parts have so far; a finished one has its final counts.
     private static let columns = """
         push_id, operation_id, state, kind, event, activity_name, aps_timestamp, attributes_type, priority,
-        accepted_at, started_at, finished_at, counts::text, payload::text
+        accepted_at, started_at, finished_at,
+        CASE WHEN state = 'sending'
+             THEN ARRAY(SELECT counts::text FROM push_parts t WHERE t.app_id = pushes.app_id AND t.push_id = pushes.push_id)
+             ELSE ARRAY[counts::text] END,
+        payload::text
         """
 
-    private typealias Row = (UUID, UUID, String, String, String?, String?, Int64?, String?, Int16?, Date, Date?, Date?, String, String)
+    private typealias Row = (UUID, UUID, String, String, String?, String?, Int64?, String?, Int16?, Date, Date?, Date?, [String], String)
 
     private func fetch(_ query: PostgresQuery) async throws(StoreError) -> [PushReport] {
         try await StoreError.mapping {
@@ -59,7 +64,8 @@ public struct PushReports: Sendable {
                     pushID: row.0, operationID: row.1, state: row.2, kind: row.3, event: row.4, name: row.5,
                     timestamp: row.6, attributesType: row.7, priority: Int(row.8 ?? 10), acceptedAt: row.9,
                     startedAt: row.10, finishedAt: row.11,
-                    counts: PushCounts(try RawJSONParser.parse(row.12.utf8)), request: try RawJSONParser.parse(row.13.utf8)))
+                    counts: try row.12.reduce(PushCounts()) { $0 + PushCounts(try RawJSONParser.parse($1.utf8)) },
+                    request: try RawJSONParser.parse(row.13.utf8)))
             }
             return reports
         }

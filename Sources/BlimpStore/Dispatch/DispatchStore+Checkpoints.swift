@@ -1,0 +1,176 @@
+import BlimpCore
+import Foundation
+import Logging
+import PostgresNIO
+
+extension DispatchStore {
+    /// What APNs answered for one target, and what follows from it.
+    public struct Outcome: Sendable {
+        public var target: DispatchTarget
+        /// The HTTP status; 0 when no answer came.
+        public var status: Int
+        public var reason: String?
+        public var apnsID: String?
+        public var priority: Int
+        /// When APNs said the token is dead: it is removed unless registered again after this time
+        /// (`distantFuture` when APNs gave no 410 timestamp: dead whenever it was registered).
+        public var deadSince: Date?
+
+        public init(target: DispatchTarget, status: Int, reason: String?, apnsID: String?, priority: Int, deadSince: Date? = nil) {
+            self.target = target
+            self.status = status
+            self.reason = reason
+            self.apnsID = apnsID
+            self.priority = priority
+            self.deadSince = deadSince
+        }
+    }
+
+    /// Records a batch in one transaction: its outcomes, the tokens APNs reported dead (a token registered again
+    /// after a 410's timestamp stays), the activities an end reached, and the part's cursor, end, counts and a
+    /// renewed lease; and the parts `split` off the rest of its range, for any worker to take (they are notified).
+    /// Returns `false`, recording nothing, when the worker no longer holds the part (its lease expired and another
+    /// took it).
+    public func record(
+        _ outcomes: [Outcome],
+        of push: ClaimedPush,
+        split: [ChannelIDRange] = [],
+        worker: String,
+        now: Date,
+        lease: Duration
+    ) async throws(StoreError) -> Bool {
+        let until = now.addingTimeInterval(TimeInterval(lease.components.seconds))
+        var pruned: [RawJSON] = []
+        for outcome in outcomes {
+            guard let since = outcome.deadSince else { continue }
+            pruned.append(.object([
+                .init("token", .string(outcome.target.token)),
+                .init("channel_id", .string(outcome.target.channelID.lowercaseString)),
+                .init("since", .number(String(since.timeIntervalSince1970))),
+            ]))
+        }
+        let ended = outcomes.filter { $0.status == 200 }.map(\.target.channelID)
+        return try await StoreError.mapping {
+            try await self.client.withTransaction(logger: self.logger) { connection in
+                let held = try await connection.query(
+                    """
+                    UPDATE push_parts SET cursor_channel_id = \(push.cursor), through_channel_id = \(push.through),
+                                          counts = \(push.counts.json.text)::jsonb, lease_expires_at = \(until)
+                    WHERE app_id = \(push.appID) AND push_id = \(push.pushID) AND part = \(push.part)
+                      AND claimed_by = \(worker) AND state = 'sending'
+                    RETURNING 1
+                    """,
+                    logger: self.logger
+                ).decode(Int.self).array()
+                guard !held.isEmpty else { return false }
+                if !split.isEmpty {
+                    try await connection.query(
+                        """
+                        INSERT INTO push_parts (app_id, push_id, part, after_channel_id, through_channel_id, cursor_channel_id, accepted_at)
+                        SELECT p.app_id, p.push_id, \(push.part) + r.ordinality, r.after, r.through, r.after, p.accepted_at
+                        FROM pushes p, unnest(\(split.map(\.after))::uuid[], \(split.map(\.through))::uuid[])
+                                       WITH ORDINALITY AS r (after, through, ordinality)
+                        WHERE p.app_id = \(push.appID) AND p.push_id = \(push.pushID)
+                        """,
+                        logger: self.logger)
+                    try await connection.query("SELECT pg_notify(\(Self.channel), '')", logger: self.logger)
+                }
+                if !outcomes.isEmpty {
+                    // Columns as arrays: cheaper to send and read than JSON rows, thousands at a time.
+                    try await connection.query(
+                        """
+                        INSERT INTO delivery_outcomes (app_id, push_id, token, channel_id, status, reason, apns_id, priority, sent_at)
+                        SELECT \(push.appID), \(push.pushID), token, channel_id, status, NULLIF(reason, ''),
+                               NULLIF(apns_id, '')::uuid, priority, \(now)
+                        FROM unnest(\(outcomes.map(\.target.token))::text[], \(outcomes.map(\.target.channelID))::uuid[],
+                                    \(outcomes.map { Int16($0.status) })::smallint[], \(outcomes.map { $0.reason ?? "" })::text[],
+                                    \(outcomes.map { $0.apnsID ?? "" })::text[], \(outcomes.map { Int16($0.priority) })::smallint[])
+                             AS r (token, channel_id, status, reason, apns_id, priority)
+                        """,
+                        logger: self.logger)
+                }
+                if !pruned.isEmpty { try await Self.prune(pruned, of: push, on: connection, logger: self.logger) }
+                if case .liveActivity(.end, let name, _) = push.kind, !ended.isEmpty {
+                    try await connection.query(
+                        """
+                        UPDATE live_activities SET state = 'ended', ended_at = \(now),
+                               dismiss_at = \(push.dismissalDate ?? now.addingTimeInterval(LiveActivityLifetime.dismissedAfterEnd))
+                        WHERE app_id = \(push.appID) AND name = \(name) AND channel_id = ANY(\(ended)) AND state = 'active'
+                        """,
+                        logger: self.logger)
+                }
+                return true
+            }
+        }
+    }
+
+    /// Removes the tokens APNs reported dead, unless registered again after the report's time (`since`).
+    private static func prune(_ pruned: [RawJSON], of push: ClaimedPush, on connection: PostgresConnection, logger: Logger) async throws {
+        let rows = RawJSON.array(pruned).text
+        let query: PostgresQuery
+        switch push.kind {
+        case .liveActivity(.start, _, _):
+            query = """
+                UPDATE push_to_start_tokens t SET token = NULL
+                FROM jsonb_to_recordset(\(rows)::jsonb) AS r (token text, channel_id uuid, since double precision)
+                WHERE t.app_id = \(push.appID) AND t.channel_id = r.channel_id AND t.token = r.token
+                  AND t.updated_at <= to_timestamp(r.since)
+                """
+        case .liveActivity:
+            query = """
+                DELETE FROM live_activities t
+                USING jsonb_to_recordset(\(rows)::jsonb) AS r (token text, channel_id uuid, since double precision)
+                WHERE t.app_id = \(push.appID) AND t.channel_id = r.channel_id AND t.token = r.token
+                  AND t.updated_at <= to_timestamp(r.since)
+                """
+        case .alert:
+            query = """
+                UPDATE channels t SET push_address = NULL, opt_in = false
+                FROM jsonb_to_recordset(\(rows)::jsonb) AS r (token text, channel_id uuid, since double precision)
+                WHERE t.app_id = \(push.appID) AND t.channel_id = r.channel_id AND t.push_address = r.token
+                  AND t.last_registration <= to_timestamp(r.since)
+                """
+        }
+        try await connection.query(query, logger: logger)
+    }
+
+    /// Marks the part finished (`done` or `superseded`) with its final counts; the last part of a push to finish
+    /// finishes the push, `superseded` if any part was, with the sum of its parts' counts. Does nothing when the
+    /// worker no longer holds the part.
+    public func finish(_ push: ClaimedPush, state: String, worker: String, now: Date) async throws(StoreError) {
+        try await StoreError.mapping {
+            try await self.client.withTransaction(logger: self.logger) { connection in
+                let held = try await connection.query(
+                    """
+                    UPDATE push_parts SET state = \(state), counts = \(push.counts.json.text)::jsonb,
+                                          cursor_channel_id = \(push.cursor), lease_expires_at = NULL
+                    WHERE app_id = \(push.appID) AND push_id = \(push.pushID) AND part = \(push.part)
+                      AND claimed_by = \(worker) AND state = 'sending'
+                    RETURNING 1
+                    """,
+                    logger: self.logger
+                ).decode(Int.self).array()
+                guard !held.isEmpty else { return }
+                // Parts finishing at once take turns here, so exactly one of them sees that it is the last.
+                try await connection.query(
+                    "SELECT 1 FROM pushes WHERE app_id = \(push.appID) AND push_id = \(push.pushID) FOR UPDATE", logger: self.logger)
+                let parts = try await connection.query(
+                    "SELECT state, counts::text FROM push_parts WHERE app_id = \(push.appID) AND push_id = \(push.pushID)",
+                    logger: self.logger
+                ).decode((String, String).self).array()
+                guard parts.allSatisfy({ $0.0 == "done" || $0.0 == "superseded" }) else { return }
+                var counts = PushCounts()
+                for (_, partCounts) in parts { counts = counts + PushCounts(try RawJSONParser.parse(partCounts.utf8)) }
+                let superseded = parts.contains { $0.0 == "superseded" }
+                if !superseded { counts.skippedEnded = try await self.endedTargets(of: push, on: connection) }
+                try await connection.query(
+                    """
+                    UPDATE pushes SET state = \(superseded ? "superseded" : "done"), finished_at = \(now),
+                                      counts = \(counts.json.text)::jsonb
+                    WHERE app_id = \(push.appID) AND push_id = \(push.pushID)
+                    """,
+                    logger: self.logger)
+            }
+        }
+    }
+}

@@ -1,0 +1,105 @@
+import BlimpCore
+import Foundation
+import Logging
+import PostgresNIO
+
+extension DispatchStore {
+    /// The next `limit` targets of the part after its cursor, in channel order: for an update or end, the update
+    /// tokens of the name's active activities (tracked less than 8 hours ago); for a start, the push-to-start tokens
+    /// of its attributes type; for an alert, the opted-in channels' device tokens. Always on channels in the
+    /// audience. (The cursor and the part's end bound both sides of each join: without them on `channels`, a merge
+    /// join reads that table from its start for every batch.)
+    public func targets(of push: ClaimedPush, limit: Int, now: Date) async throws(StoreError) -> [DispatchTarget] {
+        // $1 to $4 are shared; each kind binds what its query reads after them.
+        var bindings = PostgresBindings()
+        bindings.append(push.appID)
+        bindings.append(push.cursor)
+        bindings.append(limit)
+        bindings.append(push.through)
+        let hourAgo = now.addingTimeInterval(-3600)
+        let updatable = now.addingTimeInterval(-LiveActivityLifetime.updatable)
+        let sql: String
+        switch push.kind {
+        case .liveActivity(.start, let name, let attributesType):
+            bindings.append(attributesType ?? "")
+            bindings.append(name)
+            bindings.append(updatable)
+            bindings.append(hourAgo)
+            let filter = AudienceFilter(push.audience, channel: "s.channel_id", appID: push.appID, after: bindings)
+            bindings = filter.bindings
+            sql = """
+                SELECT s.channel_id, s.token, c.frequent_pushes_enabled, 0,
+                       EXISTS (SELECT 1 FROM live_activities la WHERE la.app_id = $1 AND la.channel_id = s.channel_id
+                               AND la.name = $6 AND la.state = 'active' AND la.started_at > $7),
+                       (SELECT count(*)::int FROM delivery_outcomes o WHERE o.app_id = $1 AND o.token = s.token
+                        AND o.status = 200 AND o.sent_at > $8)
+                FROM push_to_start_tokens s JOIN channels c ON c.app_id = s.app_id AND c.channel_id = s.channel_id
+                WHERE s.app_id = $1 AND s.attributes_type = $5 AND s.token IS NOT NULL AND s.channel_id > $2 AND s.channel_id <= $4
+                  AND c.channel_id > $2 AND c.channel_id <= $4 AND c.installed AND \(filter.sql)
+                ORDER BY s.channel_id LIMIT $3
+                """
+        case .liveActivity(_, let name, _):
+            bindings.append(name)
+            bindings.append(updatable)
+            // Priority-10 sends in the last hour matter only to a push that asks for priority 10.
+            var recentPriority10 = "0"
+            if push.priority == 10 {
+                bindings.append(hourAgo)
+                recentPriority10 = """
+                    (SELECT count(*)::int FROM delivery_outcomes o WHERE o.app_id = $1 AND o.token = la.token
+                     AND o.priority = 10 AND o.status = 200 AND o.sent_at > $7)
+                    """
+            }
+            let filter = AudienceFilter(push.audience, channel: "la.channel_id", appID: push.appID, after: bindings)
+            bindings = filter.bindings
+            sql = """
+                SELECT la.channel_id, la.token, c.frequent_pushes_enabled, \(recentPriority10), false, 0
+                FROM live_activities la JOIN channels c ON c.app_id = la.app_id AND c.channel_id = la.channel_id
+                WHERE la.app_id = $1 AND la.name = $5 AND la.state = 'active' AND la.started_at > $6
+                  AND la.channel_id > $2 AND la.channel_id <= $4
+                  AND c.channel_id > $2 AND c.channel_id <= $4 AND \(filter.sql)
+                ORDER BY la.channel_id LIMIT $3
+                """
+        case .alert:
+            let filter = AudienceFilter(push.audience, channel: "c.channel_id", appID: push.appID, after: bindings)
+            bindings = filter.bindings
+            sql = """
+                SELECT c.channel_id, c.push_address, c.frequent_pushes_enabled, 0, false, 0
+                FROM channels c
+                WHERE c.app_id = $1 AND c.installed AND c.opt_in AND c.push_address IS NOT NULL
+                  AND c.channel_id > $2 AND c.channel_id <= $4
+                  AND \(filter.sql)
+                ORDER BY c.channel_id LIMIT $3
+                """
+        }
+        let query = PostgresQuery(unsafeSQL: sql, binds: bindings)
+        return try await StoreError.mapping {
+            let rows = try await self.client.query(query, logger: self.logger)
+            var targets: [DispatchTarget] = []
+            for try await (channel, token, frequent, recent, active, starts) in rows.decode((UUID, String, Bool, Int, Bool, Int).self) {
+                targets.append(DispatchTarget(
+                    channelID: channel, token: token, frequentPushes: frequent, recentPriority10: recent,
+                    alreadyActive: active, recentStarts: starts))
+            }
+            return targets
+        }
+    }
+
+    /// Update tokens of the name's ended activities in the audience: what an update skips (`skipped_ended`).
+    func endedTargets(of push: ClaimedPush, on connection: PostgresConnection) async throws -> Int {
+        guard case .liveActivity(.update, let name, _) = push.kind else { return 0 }
+        var bindings = PostgresBindings()
+        bindings.append(push.appID)
+        bindings.append(name)
+        let filter = AudienceFilter(push.audience, channel: "la.channel_id", appID: push.appID, after: bindings)
+        bindings = filter.bindings
+        let query = PostgresQuery(
+            unsafeSQL: """
+                SELECT count(*)::int FROM live_activities la
+                WHERE la.app_id = $1 AND la.name = $2 AND la.state = 'ended' AND la.token IS NOT NULL AND \(filter.sql)
+                """,
+            binds: bindings)
+        return try await connection.query(query, logger: self.logger).decode(Int.self).array().first ?? 0
+    }
+
+}
