@@ -265,5 +265,8 @@ CREATE TABLE IF NOT EXISTS delivery_outcomes (
 -- No foreign key to pushes: a fan-out writes thousands of outcomes a second, and each would check and share-lock
 -- its push's row, which the same fan-out updates at every checkpoint. Pushes are never deleted.
 ALTER TABLE delivery_outcomes DROP CONSTRAINT IF EXISTS delivery_outcomes_app_id_push_id_fkey;
-CREATE INDEX IF NOT EXISTS delivery_outcomes_by_token ON delivery_outcomes (app_id, token, sent_at DESC);
+-- A token's recent outcomes (the priority budget counts them), found through its channel: a key of 32 bytes
+-- instead of the token's 64 to 200 characters makes the index a quarter the size and its inserts cheaper.
+DROP INDEX IF EXISTS delivery_outcomes_by_token;
+CREATE INDEX IF NOT EXISTS delivery_outcomes_by_channel ON delivery_outcomes (app_id, channel_id, sent_at DESC);
 CREATE INDEX IF NOT EXISTS delivery_outcomes_by_push ON delivery_outcomes (app_id, push_id);

@@ -34,8 +34,8 @@ public struct DeliveryPolicy: Sendable {
     /// The action for `response` to attempt number `attempt` (1 for the first).
     ///
     /// - Parameter jitter: a number in `0..<1` that spreads retries: the delay is scaled into 50–100 % of its
-    ///   exponential value, so that many tokens failing together do not retry together.
-    public func action(for response: APNsResponse, attempt: Int, jitter: Double) -> DeliveryAction {
+    ///   exponential value, so that many tokens failing together do not retry together. Drawn only for a retry.
+    public func action(for response: APNsResponse, attempt: Int, jitter: @autoclosure () -> Double) -> DeliveryAction {
         switch response {
         case .accepted:
             return .delivered
@@ -58,10 +58,10 @@ public struct DeliveryPolicy: Sendable {
     /// Statuses worth retrying: too many requests, server errors, unavailable.
     public static let retriedStatuses: Set<Int> = [429, 500, 503]
 
-    private func retry(attempt: Int, jitter: Double, otherwise: DeliveryAction) -> DeliveryAction {
+    private func retry(attempt: Int, jitter: () -> Double, otherwise: DeliveryAction) -> DeliveryAction {
         guard attempt < self.maxAttempts else { return otherwise }
         let exponential = self.baseDelay * (1 << min(attempt - 1, 30))
         let capped = min(exponential, self.maxDelay)
-        return .retry(after: capped * (0.5 + 0.5 * min(max(jitter, 0), 1)))
+        return .retry(after: capped * (0.5 + 0.5 * min(max(jitter(), 0), 1)))
     }
 }

@@ -31,7 +31,7 @@ extension DispatchStore {
                 SELECT s.channel_id, s.token, c.frequent_pushes_enabled, 0,
                        EXISTS (SELECT 1 FROM live_activities la WHERE la.app_id = $1 AND la.channel_id = s.channel_id
                                AND la.name = $6 AND la.state = 'active' AND la.started_at > $7),
-                       (SELECT count(*)::int FROM delivery_outcomes o WHERE o.app_id = $1 AND o.token = s.token
+                       (SELECT count(*)::int FROM delivery_outcomes o WHERE o.app_id = $1 AND o.channel_id = s.channel_id AND o.token = s.token
                         AND o.status = 200 AND o.sent_at > $8)
                 FROM push_to_start_tokens s JOIN channels c ON c.app_id = s.app_id AND c.channel_id = s.channel_id
                 WHERE s.app_id = $1 AND s.attributes_type = $5 AND s.token IS NOT NULL AND s.channel_id > $2 AND s.channel_id <= $4
@@ -46,7 +46,7 @@ extension DispatchStore {
             if push.priority == 10 {
                 bindings.append(hourAgo)
                 recentPriority10 = """
-                    (SELECT count(*)::int FROM delivery_outcomes o WHERE o.app_id = $1 AND o.token = la.token
+                    (SELECT count(*)::int FROM delivery_outcomes o WHERE o.app_id = $1 AND o.channel_id = la.channel_id AND o.token = la.token
                      AND o.priority = 10 AND o.status = 200 AND o.sent_at > $7)
                     """
             }
