@@ -50,29 +50,74 @@ public final class APNsClient: Sendable {
 
     /// Sends `request` for an app whose tokens live in `environment`, signing with `key`.
     public func send(_ request: APNsRequest, key: APNsSigningKey, environment: APNsEnvironment) async -> APNsResponse {
+        await self.send([request], key: key, environment: environment)[0]
+    }
+
+    /// Sends `requests` for an app whose tokens live in `environment`, signing with `key`; their responses come back
+    /// in the same order. They are handed to the pool's connections in slices of a connection's stream limit, each
+    /// slice in one go (no task per request); what APNs did not process goes out again on another connection.
+    public func send(_ requests: [APNsRequest], key: APNsSigningKey, environment: APNsEnvironment) async -> [APNsResponse] {
         let pool = self.pool(for: key, environment: environment)
+        var responses = [APNsResponse](repeating: .noResponse, count: requests.count)
+        var pending = Array(requests.indices)
         do {
             var token = try pool.tokens.current()
             var renewed = false
-            for _ in 0...Self.unprocessedRetries {
-                let outcome = await (try await pool.connection()).send(request, authorization: token.authorization)
-                switch outcome {
-                case .notProcessed:
-                    self.logger.debug("apns request not processed, sending again", metadata: Self.metadata(request))
-                    continue
-                case .response(.rejected(403, .some(.expiredProviderToken), _)) where !renewed:
-                    guard let fresh = try pool.tokens.renew(afterRejecting: token) else { return Self.expired }
-                    (token, renewed) = (fresh, true)
-                case .response(let response):
-                    return response
+            for _ in 0...Self.unprocessedRetries where !pending.isEmpty {
+                var again: [Int] = []
+                var expired: [Int] = []
+                for (index, outcome) in await self.sendOnce(pending, of: requests, authorization: token.authorization, pool: pool) {
+                    switch outcome {
+                    case .notProcessed: again.append(index)
+                    case .response(.rejected(403, .some(.expiredProviderToken), _)) where !renewed: expired.append(index)
+                    case .response(let response): responses[index] = response
+                    }
                 }
+                if !again.isEmpty { self.logger.debug("apns requests not processed, sending again", metadata: ["count": "\(again.count)"]) }
+                if !expired.isEmpty {
+                    guard let fresh = try pool.tokens.renew(afterRejecting: token) else {
+                        for index in expired { responses[index] = Self.expired }
+                        pending = again
+                        continue
+                    }
+                    (token, renewed) = (fresh, true)
+                }
+                pending = again + expired
             }
-            return .noResponse
         } catch {
-            var metadata = Self.metadata(request)
-            metadata["error"] = "\(error)"
-            self.logger.warning("apns request failed", metadata: metadata)
-            return .noResponse
+            self.logger.warning("apns requests failed", metadata: ["count": "\(pending.count)", "error": "\(error)"])
+        }
+        return responses
+    }
+
+    /// One round: `indices` of `requests` in slices over the pool's connections (one slice needs no task of its
+    /// own), and what became of each.
+    private func sendOnce(
+        _ indices: [Int], of requests: [APNsRequest], authorization: String, pool: APNsConnectionPool
+    ) async -> [(Int, StreamOutcome)] {
+        let size = self.configuration.maxStreamsPerConnection
+        let slices = stride(from: 0, to: indices.count, by: size).map { Array(indices[$0..<min($0 + size, indices.count)]) }
+        guard slices.count > 1 else { return await self.send(slices[0], of: requests, authorization: authorization, pool: pool) }
+        return await withTaskGroup(of: [(Int, StreamOutcome)].self) { group in
+            for slice in slices {
+                group.addTask { await self.send(slice, of: requests, authorization: authorization, pool: pool) }
+            }
+            var outcomes: [(Int, StreamOutcome)] = []
+            for await answered in group { outcomes += answered }
+            return outcomes
+        }
+    }
+
+    /// One slice of requests on the pool's least loaded connection.
+    private func send(
+        _ slice: [Int], of requests: [APNsRequest], authorization: String, pool: APNsConnectionPool
+    ) async -> [(Int, StreamOutcome)] {
+        do {
+            let connection = try await pool.connection()
+            return Array(zip(slice, await connection.send(slice.map { requests[$0] }, authorization: authorization)))
+        } catch {
+            self.logger.warning("apns requests failed", metadata: ["count": "\(slice.count)", "error": "\(error)"])
+            return slice.map { ($0, .response(.noResponse)) }
         }
     }
 
@@ -97,13 +142,6 @@ public final class APNsClient: Sendable {
             return Array(pools.values)
         }
         for pool in pools { await pool.shutdown() }
-    }
-
-    /// The request's ids for a log line (the device token redacted); built only when a line is logged.
-    private static func metadata(_ request: APNsRequest) -> Logger.Metadata {
-        var metadata: Logger.Metadata = ["apns.token": "\(request.deviceToken)"]
-        if let apnsID = request.apnsID { metadata["apns.id"] = "\(apnsID.lowercaseString)" }
-        return metadata
     }
 
     private static let expired = APNsResponse.rejected(status: 403, reason: .expiredProviderToken, timestamp: nil)

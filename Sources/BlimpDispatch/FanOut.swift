@@ -71,24 +71,18 @@ struct FanOut {
     private func send(_ batch: [DispatchTarget], of push: ClaimedPush, counts: inout PushCounts) async -> [DispatchStore.Outcome] {
         let plans = batch.map { self.plan($0, of: push) }
         counts.targets += batch.count
-        let outcomes = await withTaskGroup(of: DispatchStore.Outcome?.self) { group in
-            for plan in plans {
-                guard case .send(let request, let target) = plan else { continue }
-                group.addTask { await self.deliver(request, to: target) }
-            }
-            var outcomes: [DispatchStore.Outcome] = []
-            for await outcome in group { if let outcome { outcomes.append(outcome) } }
-            return outcomes
-        }
+        var sends: [(APNsRequest, DispatchTarget)] = []
         for plan in plans {
             switch plan {
+            case .send(let request, let target):
+                sends.append((request, target))
+                if request.priority < push.priority { counts.downgradedPriority += 1 }
             case .skipAlreadyActive: counts.skippedAlreadyActive += 1
             case .skipStartBudget: counts.skippedStartBudget += 1
             case .invalidToken: counts.failed["invalid_token", default: 0] += 1
-            case .send(let request, _) where request.priority < push.priority: counts.downgradedPriority += 1
-            case .send: break
             }
         }
+        let outcomes = await self.deliver(sends)
         for outcome in outcomes {
             if outcome.status == 200 {
                 counts.sent += 1
@@ -140,27 +134,37 @@ struct FanOut {
         return expiry.map { Int64($0.timeIntervalSince1970) }
     }
 
-    /// Sends one request, retrying per ``DeliveryPolicy`` (429, 5xx and no answer, with backoff and jitter).
-    private func deliver(_ request: APNsRequest, to target: DispatchTarget) async -> DispatchStore.Outcome {
+    /// Sends the requests, retrying per ``DeliveryPolicy`` (429, 5xx and no answer, with backoff and jitter): those
+    /// to retry go again together, after the longest of their delays.
+    private func deliver(_ sends: [(request: APNsRequest, target: DispatchTarget)]) async -> [DispatchStore.Outcome] {
+        var outcomes: [DispatchStore.Outcome] = []
+        var pending = sends
         var attempt = 1
-        while true {
-            let response = await self.apns.send(request, key: self.delivery.key, environment: self.delivery.environment)
-            let action = self.configuration.delivery.action(for: response, attempt: attempt, jitter: Double.random(in: 0..<1))
-            switch (action, response) {
-            case (.retry(let delay), _) where !Task.isCancelled:
-                try? await Task.sleep(for: delay)
-                attempt += 1
-                continue
-            case (_, .accepted(let apnsID)):
-                return .init(target: target, status: 200, reason: nil, apnsID: apnsID, priority: request.priority)
-            case (.tokenInvalid(let since), .rejected(let status, let reason, _)):
-                return .init(target: target, status: status, reason: reason?.rawValue, apnsID: nil, priority: request.priority,
-                             deadSince: since ?? .distantFuture)
-            case (_, .rejected(let status, let reason, _)):
-                return .init(target: target, status: status, reason: reason?.rawValue, apnsID: nil, priority: request.priority)
-            case (_, .noResponse):
-                return .init(target: target, status: 0, reason: nil, apnsID: nil, priority: request.priority)
+        while !pending.isEmpty {
+            let responses = await self.apns.send(pending.map(\.request), key: self.delivery.key, environment: self.delivery.environment)
+            var retries: [(request: APNsRequest, target: DispatchTarget)] = []
+            var delay = Duration.zero
+            for ((request, target), response) in zip(pending, responses) {
+                let action = self.configuration.delivery.action(for: response, attempt: attempt, jitter: Double.random(in: 0..<1))
+                switch (action, response) {
+                case (.retry(let after), _) where !Task.isCancelled:
+                    retries.append((request, target))
+                    delay = max(delay, after)
+                case (_, .accepted(let apnsID)):
+                    outcomes.append(.init(target: target, status: 200, reason: nil, apnsID: apnsID, priority: request.priority))
+                case (.tokenInvalid(let since), .rejected(let status, let reason, _)):
+                    outcomes.append(.init(target: target, status: status, reason: reason?.rawValue, apnsID: nil, priority: request.priority,
+                                          deadSince: since ?? .distantFuture))
+                case (_, .rejected(let status, let reason, _)):
+                    outcomes.append(.init(target: target, status: status, reason: reason?.rawValue, apnsID: nil, priority: request.priority))
+                case (_, .noResponse):
+                    outcomes.append(.init(target: target, status: 0, reason: nil, apnsID: nil, priority: request.priority))
+                }
             }
+            if !retries.isEmpty { try? await Task.sleep(for: delay) }
+            pending = retries
+            attempt += 1
         }
+        return outcomes
     }
 }

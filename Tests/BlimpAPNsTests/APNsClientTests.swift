@@ -99,6 +99,32 @@ import Testing
         }
     }
 
+    /// A batch comes back in its own order, each response its request's, across slices, connections and GOAWAYs;
+    /// a request APNs rejects is answered as such among the accepted ones.
+    @Test func aBatchIsAnsweredInOrderAcrossGoAways() async throws {
+        var settings = ConnectionSettings()
+        settings.goAwayEvery = 90
+        let configure: (inout APNsClientConfiguration) -> Void = { $0.maxStreamsPerConnection = 40; $0.requestTimeout = .seconds(60) }
+        try await SimulatorHarness.with(settings: settings, clientConfiguration: configure) { harness in
+            let requests = (0..<300).map { index in
+                var request = harness.update()
+                request.apnsID = UUID()
+                if index == 123 { harness.apns.setState(.unregistered, for: request.deviceToken) }
+                return request
+            }
+            let responses = await harness.client.send(requests, key: harness.key, environment: .sandbox)
+            #expect(responses.count == 300)
+            for (index, (request, response)) in zip(requests, responses).enumerated() where index != 123 {
+                #expect(response == .accepted(apnsID: request.apnsID!.uuidString.lowercased()))
+            }
+            guard case .rejected(410, .unregistered, _) = responses[123] else {
+                Issue.record("not rejected as unregistered: \(responses[123])")
+                return
+            }
+            #expect(harness.apns.counters().accepted == 299)
+        }
+    }
+
     /// A dropped connection leaves its in-flight request unanswered (no response, never a success); the next
     /// request goes out on a new connection.
     @Test func aDroppedConnectionIsNoResponseAndTheNextRequestReconnects() async throws {

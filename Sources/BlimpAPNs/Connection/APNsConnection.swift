@@ -53,14 +53,16 @@ final class APNsConnection: Sendable {
         return APNsConnection(channel: channel, handler: handler, load: load)
     }
 
-    /// Sends one request on a new stream.
-    func send(_ request: APNsRequest, authorization: String) async -> StreamOutcome {
+    /// Sends `requests`, each on a new stream; their outcomes come back in order. They count in ``load`` from now
+    /// on, so the pool sees them before the event loop takes them.
+    func send(_ requests: [APNsRequest], authorization: String) async -> [StreamOutcome] {
         let handler = self.handler
-        // The handler always resumes: with an answer, a timeout, the connection's end, or at once when the
+        self.load.inFlight.add(requests.count, ordering: .relaxed)
+        // The handler always resumes: with answers, timeouts, the connection's end, or at once when the
         // connection no longer takes requests.
         return await withUnsafeContinuation { continuation in
             self.channel.eventLoop.execute {
-                handler.value.send(request, authorization: authorization, continuation: continuation)
+                handler.value.send(requests, authorization: authorization, continuation: continuation)
             }
         }
     }

@@ -24,7 +24,9 @@ final class APNsConnectionHandler: ChannelInboundHandler {
     private struct Exchange {
         var request: APNsRequest
         var authorization: String
-        var continuation: UnsafeContinuation<StreamOutcome, Never>
+        /// Where the outcome goes: the request's place in the batch it came in.
+        var reply: BatchReply
+        var index: Int
         var deadline: NIODeadline
         var sendWindow = 0
         var status: Int?
@@ -98,23 +100,23 @@ final class APNsConnectionHandler: ChannelInboundHandler {
 
     // MARK: Requests
 
-    /// Takes `request`: written on a new stream now, or once a stream is free. `continuation` resumes with the outcome.
-    func send(_ request: APNsRequest, authorization: String, continuation: UnsafeContinuation<StreamOutcome, Never>) {
+    /// Takes a batch of requests, already counted in ``ConnectionLoad/inFlight``: each is written on a new stream now,
+    /// or once a stream is free. `continuation` resumes with their outcomes, in order, once all have one.
+    func send(_ requests: [APNsRequest], authorization: String, continuation: UnsafeContinuation<[StreamOutcome], Never>) {
+        let reply = BatchReply(count: requests.count, continuation: continuation)
         guard let context = self.context, !self.load.isClosing.load(ordering: .relaxed) else {
-            continuation.resume(returning: .notProcessed)
+            self.load.inFlight.subtract(requests.count, ordering: .relaxed)
+            for index in requests.indices { reply.resolve(index, with: .notProcessed) }
             return
         }
-        self.load.inFlight.add(1, ordering: .relaxed)
-        let exchange = Exchange(
-            request: request,
-            authorization: authorization,
-            continuation: continuation,
-            deadline: .now() + self.requestTimeout
-        )
-        if self.streams.count < self.streamLimit {
-            self.open(exchange, context: context)
-        } else {
-            self.waiting.append(exchange)
+        let deadline = NIODeadline.now() + self.requestTimeout
+        for (index, request) in requests.enumerated() {
+            let exchange = Exchange(request: request, authorization: authorization, reply: reply, index: index, deadline: deadline)
+            if self.streams.count < self.streamLimit {
+                self.open(exchange, context: context)
+            } else {
+                self.waiting.append(exchange)
+            }
         }
     }
 
@@ -397,7 +399,7 @@ final class APNsConnectionHandler: ChannelInboundHandler {
 
     private func resume(_ exchange: Exchange, with outcome: StreamOutcome) {
         self.load.inFlight.subtract(1, ordering: .relaxed)
-        exchange.continuation.resume(returning: outcome)
+        exchange.reply.resolve(exchange.index, with: outcome)
     }
 
     private func closeIfDrained(context: ChannelHandlerContext) {
