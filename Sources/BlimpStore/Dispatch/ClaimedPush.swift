@@ -34,8 +34,11 @@ public struct ClaimedPush: Sendable {
     /// The part's own counts; the push's are the sum of its parts'.
     public var counts: PushCounts
 
+    /// Whether the part is the whole push, never split: it is the push's only part.
+    public var isWhole: Bool { self.part == 0 && self.through == ChannelIDRange.all.through }
+
     /// Whether the part is whole and untouched: the first batch of such a part may split the rest of its range.
-    public var mayBeSplit: Bool { self.part == 0 && self.cursor == ChannelIDRange.all.after && self.through == ChannelIDRange.all.through }
+    public var mayBeSplit: Bool { self.isWhole && self.cursor == ChannelIDRange.all.after }
 }
 
 /// One token a push goes to.

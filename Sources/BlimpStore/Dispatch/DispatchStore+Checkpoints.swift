@@ -134,9 +134,9 @@ extension DispatchStore {
         try await connection.query(query, logger: logger)
     }
 
-    /// Marks the part finished (`done` or `superseded`) with its final counts; the last part of a push to finish
-    /// finishes the push, `superseded` if any part was, with the sum of its parts' counts. Does nothing when the
-    /// worker no longer holds the part.
+    /// Marks the part finished (`done` or `superseded`) with its final counts. A push that never split finishes with
+    /// it; otherwise the last part to finish finishes the push, `superseded` if any part was, with the sum of its
+    /// parts' counts. Does nothing when the worker no longer holds the part.
     public func finish(_ push: ClaimedPush, state: String, worker: String, now: Date) async throws(StoreError) {
         try await StoreError.mapping {
             try await self.client.withTransaction(logger: self.logger) { connection in
@@ -151,22 +151,26 @@ extension DispatchStore {
                     logger: self.logger
                 ).decode(Int.self).array()
                 guard !held.isEmpty else { return }
-                // Parts finishing at once take turns here, so exactly one of them sees that it is the last.
-                try await connection.query(
-                    "SELECT 1 FROM pushes WHERE app_id = \(push.appID) AND push_id = \(push.pushID) FOR UPDATE", logger: self.logger)
-                let parts = try await connection.query(
-                    "SELECT state, counts::text FROM push_parts WHERE app_id = \(push.appID) AND push_id = \(push.pushID)",
-                    logger: self.logger
-                ).decode((String, String).self).array()
-                guard parts.allSatisfy({ $0.0 == "done" || $0.0 == "superseded" }) else { return }
-                var counts = PushCounts()
-                for (_, partCounts) in parts { counts = counts + PushCounts(try RawJSONParser.parse(partCounts.utf8)) }
-                let superseded = parts.contains { $0.0 == "superseded" }
-                if !superseded { counts.skippedEnded = try await self.endedTargets(of: push, on: connection) }
+                var (state, counts) = (state, push.counts)
+                if !push.isWhole {
+                    // Parts finishing at once take turns here, so exactly one of them sees that it is the last.
+                    try await connection.query(
+                        "SELECT 1 FROM pushes WHERE app_id = \(push.appID) AND push_id = \(push.pushID) FOR UPDATE", logger: self.logger)
+                    let parts = try await connection.query(
+                        "SELECT state, counts::text FROM push_parts WHERE app_id = \(push.appID) AND push_id = \(push.pushID)",
+                        logger: self.logger
+                    ).decode((String, String).self).array()
+                    guard parts.allSatisfy({ $0.0 == "done" || $0.0 == "superseded" }) else { return }
+                    counts = PushCounts()
+                    for (_, partCounts) in parts { counts = counts + PushCounts(try RawJSONParser.parse(partCounts.utf8)) }
+                    state = parts.contains { $0.0 == "superseded" } ? "superseded" : "done"
+                }
+                if state == "done", let ended = self.endedTargets(of: push) {
+                    counts.skippedEnded = try await connection.query(ended, logger: self.logger).decode(Int.self).array().first ?? 0
+                }
                 try await connection.query(
                     """
-                    UPDATE pushes SET state = \(superseded ? "superseded" : "done"), finished_at = \(now),
-                                      counts = \(counts.json.text)::jsonb
+                    UPDATE pushes SET state = \(state), finished_at = \(now), counts = \(counts.json.text)::jsonb
                     WHERE app_id = \(push.appID) AND push_id = \(push.pushID)
                     """,
                     logger: self.logger)

@@ -85,21 +85,21 @@ extension DispatchStore {
         }
     }
 
-    /// Update tokens of the name's ended activities in the audience: what an update skips (`skipped_ended`).
-    func endedTargets(of push: ClaimedPush, on connection: PostgresConnection) async throws -> Int {
-        guard case .liveActivity(.update, let name, _) = push.kind else { return 0 }
+    /// The count of update tokens of the name's ended activities in the audience: what an update skips
+    /// (`skipped_ended`); nil for other pushes.
+    func endedTargets(of push: ClaimedPush) -> PostgresQuery? {
+        guard case .liveActivity(.update, let name, _) = push.kind else { return nil }
         var bindings = PostgresBindings()
         bindings.append(push.appID)
         bindings.append(name)
         let filter = AudienceFilter(push.audience, channel: "la.channel_id", appID: push.appID, after: bindings)
         bindings = filter.bindings
-        let query = PostgresQuery(
+        return PostgresQuery(
             unsafeSQL: """
                 SELECT count(*)::int FROM live_activities la
                 WHERE la.app_id = $1 AND la.name = $2 AND la.state = 'ended' AND la.token IS NOT NULL AND \(filter.sql)
                 """,
             binds: bindings)
-        return try await connection.query(query, logger: self.logger).decode(Int.self).array().first ?? 0
     }
 
 }
