@@ -193,10 +193,6 @@ CREATE INDEX IF NOT EXISTS pushes_unfinished_by_name
     WHERE activity_name IS NOT NULL AND state IN ('queued', 'sending');
 -- Reports: the recent pushes of an app.
 CREATE INDEX IF NOT EXISTS pushes_by_acceptance ON pushes (app_id, accepted_at DESC);
--- Leases and cursors live on the parts now.
-ALTER TABLE pushes DROP COLUMN IF EXISTS lease_expires_at;
-ALTER TABLE pushes DROP COLUMN IF EXISTS cursor_channel_id;
-
 -- A push's fan-out in parts: each a range of channel ids (after_channel_id, through_channel_id], claimed
 -- by one worker at a time with FOR UPDATE SKIP LOCKED under a lease and checkpointed at its cursor, so a
 -- worker that dies mid fan-out is resumed by another from the last checkpoint. A push starts as one part
@@ -219,6 +215,16 @@ CREATE TABLE IF NOT EXISTS push_parts (
 -- Hot path: claiming a part, oldest push first. Only unfinished parts are in it.
 CREATE INDEX IF NOT EXISTS push_parts_unfinished
     ON push_parts (app_id, accepted_at) WHERE state IN ('queued', 'sending');
+-- Pushes being sent before parts existed kept their cursor on the push: each becomes one part that resumes
+-- from it (read through to_jsonb, so this statement still runs once the column is gone). Then leases and
+-- cursors live on the parts only.
+INSERT INTO push_parts (app_id, push_id, part, after_channel_id, through_channel_id, cursor_channel_id, accepted_at)
+SELECT p.app_id, p.push_id, 0, '00000000-0000-0000-0000-000000000000', 'ffffffff-ffff-ffff-ffff-ffffffffffff',
+       coalesce((to_jsonb(p) ->> 'cursor_channel_id')::uuid, '00000000-0000-0000-0000-000000000000'), p.accepted_at
+FROM pushes p
+WHERE p.state = 'sending' AND NOT EXISTS (SELECT 1 FROM push_parts t WHERE t.app_id = p.app_id AND t.push_id = p.push_id);
+ALTER TABLE pushes DROP COLUMN IF EXISTS lease_expires_at;
+ALTER TABLE pushes DROP COLUMN IF EXISTS cursor_channel_id;
 
 -- The newest timestamp accepted for each Live Activity name: a later push of the name must be newer, or
 -- devices would drop it (ActivityKit ignores a push older than the last one it applied).

@@ -1,4 +1,5 @@
 import BlimpTestSupport
+import Foundation
 import PostgresNIO
 import Testing
 
@@ -46,6 +47,36 @@ import Testing
                 #expect(firstColumn == "app_id", "\(index) leads with \(firstColumn)")
             }
             #expect(indexes > 10)
+        }
+    }
+
+    /// A push being sent by a worker from before parts (its cursor on the push) becomes one part that resumes from
+    /// that cursor, and the push loses its old lease and cursor columns.
+    @Test func aPushBeingSentBeforePartsResumesFromItsCursor() async throws {
+        try await TestDatabase.withFreshDatabase { _, client in
+            let (pushID, cursor) = (UUID(), UUID())
+            try await client.query("ALTER TABLE pushes ADD COLUMN cursor_channel_id uuid", logger: TestDatabase.logger)
+            try await client.query("ALTER TABLE pushes ADD COLUMN lease_expires_at timestamptz", logger: TestDatabase.logger)
+            try await client.query(
+                """
+                INSERT INTO pushes (app_id, push_id, operation_id, state, kind, audience, payload, cursor_channel_id)
+                VALUES (1, \(pushID), \(UUID()), 'sending', 'alert', '"all"', '{}', \(cursor))
+                """,
+                logger: TestDatabase.logger)
+            try await Schema.apply(to: client, logger: TestDatabase.logger)
+            let parts = try await client.query(
+                "SELECT part, state, cursor_channel_id FROM push_parts WHERE push_id = \(pushID)", logger: TestDatabase.logger
+            ).decode((Int16, String, UUID).self).array()
+            #expect(parts.count == 1 && parts[0].0 == 0 && parts[0].1 == "queued" && parts[0].2 == cursor, "\(parts)")
+            let columns = try await client.query(
+                """
+                SELECT count(*)::int FROM information_schema.columns
+                WHERE table_name = 'pushes' AND column_name IN ('cursor_channel_id', 'lease_expires_at')
+                """,
+                logger: TestDatabase.logger
+            ).decode(Int.self).array()
+            #expect(columns == [0])
+            try await Schema.apply(to: client, logger: TestDatabase.logger)
         }
     }
 }
