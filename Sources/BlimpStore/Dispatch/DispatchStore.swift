@@ -20,14 +20,14 @@ public struct DispatchStore: Sendable {
 
     // MARK: - Claiming
 
-    /// Claims the next part to fan out: a part of a push already being sent that is waiting or whose lease expired
-    /// (its worker died), oldest push first; else the oldest queued push that is the first unfinished one of its Live
-    /// Activity name (so a name's pushes go out in acceptance order, which their timestamps follow), as one part
-    /// over every channel.
+    /// Claims the next part to fan out: the oldest queued push that is the first unfinished one of its Live Activity
+    /// name (so a name's pushes go out in acceptance order, which their timestamps follow), as one part over every
+    /// channel; else a part of a push already being sent that is waiting or whose lease expired (its worker died),
+    /// oldest push first. New pushes go first so that a large fan-out's parts never hold a small push up for long.
     public func claim(worker: String, now: Date, lease: Duration) async throws(StoreError) -> ClaimedPush? {
         let until = now.addingTimeInterval(TimeInterval(lease.components.seconds))
-        if let part = try await self.claimPart(worker: worker, now: now, until: until) { return part }
-        return try await self.claimQueuedPush(worker: worker, now: now, until: until)
+        if let push = try await self.claimQueuedPush(worker: worker, now: now, until: until) { return push }
+        return try await self.claimPart(worker: worker, now: now, until: until)
     }
 
     private func claimPart(worker: String, now: Date, until: Date) async throws(StoreError) -> ClaimedPush? {
