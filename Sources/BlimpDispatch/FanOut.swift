@@ -37,6 +37,7 @@ struct FanOut {
         var next = try await self.store.targets(of: push, limit: limit, now: self.now())
         while !next.isEmpty {
             if try await self.store.isSuperseded(push) {
+                push.counts.superseded = try await self.store.remainingTargets(of: push, now: self.now())
                 try await self.store.finish(push, state: "superseded", worker: self.worker, now: self.now())
                 return .superseded
             }

@@ -78,6 +78,8 @@ import Testing
             }
             let reports = try await harness.deliver(ids)
             #expect(reports.map(\.state) == ["superseded", "superseded", "done"])
+            // What a superseded update did not send is counted: all of it, since the newer ones were already waiting.
+            #expect(reports.map(\.counts.superseded) == [5, 5, 0] && reports.map(\.counts.sent) == [0, 0, 5], "\(reports.map(\.counts))")
             for device in devices {
                 #expect(harness.received(device.token).map(\.payload).allSatisfy { $0.contains(#""minute":3"#) })
             }

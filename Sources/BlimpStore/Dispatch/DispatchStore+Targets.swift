@@ -10,69 +10,9 @@ extension DispatchStore {
     /// audience. (The cursor and the part's end bound both sides of each join: without them on `channels`, a merge
     /// join reads that table from its start for every batch.)
     public func targets(of push: ClaimedPush, limit: Int, now: Date) async throws(StoreError) -> [DispatchTarget] {
-        // $1 to $4 are shared; each kind binds what its query reads after them.
-        var bindings = PostgresBindings()
-        bindings.append(push.appID)
-        bindings.append(push.cursor)
-        bindings.append(limit)
-        bindings.append(push.through)
-        let hourAgo = now.addingTimeInterval(-3600)
-        let updatable = now.addingTimeInterval(-LiveActivityLifetime.updatable)
-        let sql: String
-        switch push.kind {
-        case .liveActivity(.start, let name, let attributesType):
-            bindings.append(attributesType ?? "")
-            bindings.append(name)
-            bindings.append(updatable)
-            bindings.append(hourAgo)
-            let filter = AudienceFilter(push.audience, channel: "s.channel_id", appID: push.appID, after: bindings)
-            bindings = filter.bindings
-            sql = """
-                SELECT s.channel_id, s.token, c.frequent_pushes_enabled, 0,
-                       EXISTS (SELECT 1 FROM live_activities la WHERE la.app_id = $1 AND la.channel_id = s.channel_id
-                               AND la.name = $6 AND la.state = 'active' AND la.started_at > $7),
-                       (SELECT count(*)::int FROM delivery_outcomes o WHERE o.app_id = $1 AND o.channel_id = s.channel_id AND o.token = s.token
-                        AND o.status = 200 AND o.sent_at > $8)
-                FROM push_to_start_tokens s JOIN channels c ON c.app_id = s.app_id AND c.channel_id = s.channel_id
-                WHERE s.app_id = $1 AND s.attributes_type = $5 AND s.token IS NOT NULL AND s.channel_id > $2 AND s.channel_id <= $4
-                  AND c.channel_id > $2 AND c.channel_id <= $4 AND c.installed AND \(filter.sql)
-                ORDER BY s.channel_id LIMIT $3
-                """
-        case .liveActivity(_, let name, _):
-            bindings.append(name)
-            bindings.append(updatable)
-            // Priority-10 sends in the last hour matter only to a push that asks for priority 10.
-            var recentPriority10 = "0"
-            if push.priority == 10 {
-                bindings.append(hourAgo)
-                recentPriority10 = """
-                    (SELECT count(*)::int FROM delivery_outcomes o WHERE o.app_id = $1 AND o.channel_id = la.channel_id AND o.token = la.token
-                     AND o.priority = 10 AND o.status = 200 AND o.sent_at > $7)
-                    """
-            }
-            let filter = AudienceFilter(push.audience, channel: "la.channel_id", appID: push.appID, after: bindings)
-            bindings = filter.bindings
-            sql = """
-                SELECT la.channel_id, la.token, c.frequent_pushes_enabled, \(recentPriority10), false, 0
-                FROM live_activities la JOIN channels c ON c.app_id = la.app_id AND c.channel_id = la.channel_id
-                WHERE la.app_id = $1 AND la.name = $5 AND la.state = 'active' AND la.started_at > $6
-                  AND la.channel_id > $2 AND la.channel_id <= $4
-                  AND c.channel_id > $2 AND c.channel_id <= $4 AND \(filter.sql)
-                ORDER BY la.channel_id LIMIT $3
-                """
-        case .alert:
-            let filter = AudienceFilter(push.audience, channel: "c.channel_id", appID: push.appID, after: bindings)
-            bindings = filter.bindings
-            sql = """
-                SELECT c.channel_id, c.push_address, c.frequent_pushes_enabled, 0, false, 0
-                FROM channels c
-                WHERE c.app_id = $1 AND c.installed AND c.opt_in AND c.push_address IS NOT NULL
-                  AND c.channel_id > $2 AND c.channel_id <= $4
-                  AND \(filter.sql)
-                ORDER BY c.channel_id LIMIT $3
-                """
-        }
-        let query = PostgresQuery(unsafeSQL: sql, binds: bindings)
+        var (query, order) = Self.targetQuery(of: push, now: now)
+        query.binds.append(limit)
+        query.sql = "SELECT \(query.sql) ORDER BY \(order) LIMIT $\(query.binds.count)"
         return try await StoreError.mapping {
             let rows = try await self.client.query(query, logger: self.logger)
             var targets: [DispatchTarget] = []
@@ -83,6 +23,82 @@ extension DispatchStore {
             }
             return targets
         }
+    }
+
+    /// How many targets of the part remain after its cursor: what a superseded part did not send.
+    public func remainingTargets(of push: ClaimedPush, now: Date) async throws(StoreError) -> Int {
+        var (query, _) = Self.targetQuery(of: push, now: now)
+        query.sql = "SELECT count(*)::int FROM (SELECT \(query.sql)) AS remaining"
+        return try await StoreError.mapping {
+            try await self.client.query(query, logger: self.logger).decode(Int.self).array().first ?? 0
+        }
+    }
+
+    /// The part's targets after its cursor as a query to put after `SELECT`, and the column they are ordered by.
+    private static func targetQuery(of push: ClaimedPush, now: Date) -> (PostgresQuery, order: String) {
+        // $1 to $3 are shared; each kind binds what its query reads after them.
+        var bindings = PostgresBindings()
+        bindings.append(push.appID)
+        bindings.append(push.cursor)
+        bindings.append(push.through)
+        let hourAgo = now.addingTimeInterval(-3600)
+        let updatable = now.addingTimeInterval(-LiveActivityLifetime.updatable)
+        let sql: String
+        let order: String
+        switch push.kind {
+        case .liveActivity(.start, let name, let attributesType):
+            bindings.append(attributesType ?? "")
+            bindings.append(name)
+            bindings.append(updatable)
+            bindings.append(hourAgo)
+            let filter = AudienceFilter(push.audience, channel: "s.channel_id", appID: push.appID, after: bindings)
+            bindings = filter.bindings
+            order = "s.channel_id"
+            sql = """
+                s.channel_id, s.token, c.frequent_pushes_enabled, 0,
+                       EXISTS (SELECT 1 FROM live_activities la WHERE la.app_id = $1 AND la.channel_id = s.channel_id
+                               AND la.name = $5 AND la.state = 'active' AND la.started_at > $6),
+                       (SELECT count(*)::int FROM delivery_outcomes o WHERE o.app_id = $1 AND o.channel_id = s.channel_id AND o.token = s.token
+                        AND o.status = 200 AND o.sent_at > $7)
+                FROM push_to_start_tokens s JOIN channels c ON c.app_id = s.app_id AND c.channel_id = s.channel_id
+                WHERE s.app_id = $1 AND s.attributes_type = $4 AND s.token IS NOT NULL AND s.channel_id > $2 AND s.channel_id <= $3
+                  AND c.channel_id > $2 AND c.channel_id <= $3 AND c.installed AND \(filter.sql)
+                """
+        case .liveActivity(_, let name, _):
+            bindings.append(name)
+            bindings.append(updatable)
+            // Priority-10 sends in the last hour matter only to a push that asks for priority 10.
+            var recentPriority10 = "0"
+            if push.priority == 10 {
+                bindings.append(hourAgo)
+                recentPriority10 = """
+                    (SELECT count(*)::int FROM delivery_outcomes o WHERE o.app_id = $1 AND o.channel_id = la.channel_id AND o.token = la.token
+                     AND o.priority = 10 AND o.status = 200 AND o.sent_at > $6)
+                    """
+            }
+            let filter = AudienceFilter(push.audience, channel: "la.channel_id", appID: push.appID, after: bindings)
+            bindings = filter.bindings
+            order = "la.channel_id"
+            sql = """
+                la.channel_id, la.token, c.frequent_pushes_enabled, \(recentPriority10), false, 0
+                FROM live_activities la JOIN channels c ON c.app_id = la.app_id AND c.channel_id = la.channel_id
+                WHERE la.app_id = $1 AND la.name = $4 AND la.state = 'active' AND la.started_at > $5
+                  AND la.channel_id > $2 AND la.channel_id <= $3
+                  AND c.channel_id > $2 AND c.channel_id <= $3 AND \(filter.sql)
+                """
+        case .alert:
+            let filter = AudienceFilter(push.audience, channel: "c.channel_id", appID: push.appID, after: bindings)
+            bindings = filter.bindings
+            order = "c.channel_id"
+            sql = """
+                c.channel_id, c.push_address, c.frequent_pushes_enabled, 0, false, 0
+                FROM channels c
+                WHERE c.app_id = $1 AND c.installed AND c.opt_in AND c.push_address IS NOT NULL
+                  AND c.channel_id > $2 AND c.channel_id <= $3
+                  AND \(filter.sql)
+                """
+        }
+        return (PostgresQuery(unsafeSQL: sql, binds: bindings), order)
     }
 
     /// The count of update tokens of the name's ended activities in the audience: what an update skips
