@@ -7,11 +7,15 @@ public enum RandomToken {
     /// The length of every generated key and secret.
     public static let length = 22
 
-    /// A new token from the system's secure random source.
+    /// A new token from the system's secure random source. It never starts with `-`, so that it can follow an option
+    /// on a command line (`blimp push --app-key K`: one in 64 keys would otherwise read as a missing value).
     public static func make() -> String {
         var generator = SystemRandomNumberGenerator()
-        let bytes = (0..<16).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
-        return Data(bytes).base64URLEncodedString()
+        while true {
+            let bytes = (0..<16).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+            let token = Data(bytes).base64URLEncodedString()
+            if token.utf8.first != UInt8(ascii: "-") { return token }
+        }
     }
 
     /// Whether `value` has the shape of a generated token.

@@ -14,6 +14,11 @@ import Testing
         #expect(Set(tokens).count == tokens.count)
     }
 
+    /// A key that starts with `-` would read as a missing value after `--app-key` on a command line.
+    @Test func noTokenStartsWithADash() {
+        #expect((0..<2000).map { _ in RandomToken.make() }.allSatisfy { !$0.hasPrefix("-") })
+    }
+
     @Test(arguments: ["", "short", String(repeating: "a", count: 23), "abcdefghijklmnopqrstu+", "abcdefghijklmnopqrst=="])
     func malformedTokensAreRecognised(_ value: String) {
         #expect(!RandomToken.isWellFormed(value))
