@@ -15,7 +15,7 @@ extension DispatchStore {
                 WITH gone AS (
                 DELETE FROM delivery_outcomes d
                 USING (SELECT ctid FROM (
-                           SELECT ctid, sent_at, row_number() OVER (PARTITION BY app_id, token ORDER BY sent_at DESC) AS newest
+                           SELECT ctid, sent_at, row_number() OVER (PARTITION BY app_id, channel_id, token ORDER BY sent_at DESC) AS newest
                            FROM delivery_outcomes) ranked
                        WHERE newest > \(Self.outcomesKeptPerToken) AND sent_at < \(now.addingTimeInterval(-3600))) old
                 WHERE d.ctid = old.ctid
