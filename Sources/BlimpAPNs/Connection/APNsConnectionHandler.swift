@@ -112,7 +112,9 @@ final class APNsConnectionHandler: ChannelInboundHandler {
         let deadline = NIODeadline.now() + self.requestTimeout
         for (index, request) in requests.enumerated() {
             let exchange = Exchange(request: request, authorization: authorization, reply: reply, index: index, deadline: deadline)
-            if self.streams.count < self.streamLimit {
+            if self.load.isClosing.load(ordering: .relaxed) {
+                self.resume(exchange, with: .notProcessed)  // a GOAWAY arrived while the batch was being written
+            } else if self.streams.count < self.streamLimit {
                 self.open(exchange, context: context)
             } else {
                 self.waiting.append(exchange)
