@@ -63,7 +63,7 @@ import Testing
                 // The stored key decrypts with the server key and still signs for the same public key.
                 let store = AppStore(client: client, logger: TestDatabase.logger)
                 let app = try #require(try await store.find(appKey: object["app_key"]!))
-                let key = try await store.signingKey(of: app, serverKey: try ServerKey(base64: self.serverKey))
+                let key = try await store.delivery(appID: app.id, serverKey: try ServerKey(base64: self.serverKey)).key
                 let signature = try key.privateKey.signature(for: Data("jwt".utf8))
                 #expect(privateKey.publicKey.isValidSignature(signature, for: Data("jwt".utf8)))
                 let stored = try await store.credentials(appKey: app.appKey, serverKey: try ServerKey(base64: self.serverKey))

@@ -26,7 +26,7 @@ struct DispatchHarness: Sendable {
             let serverKey = ServerKey.generate().key
             let (app, _) = try await TestApps.create(named: "Scores", in: database, serverKey: serverKey)
             let clock = TestClock(Date())
-            let key = try await AppStore(client: database, logger: TestDatabase.logger).signingKey(of: app, serverKey: serverKey)
+            let key = try await AppStore(client: database, logger: TestDatabase.logger).delivery(appID: app.id, serverKey: serverKey).key
             try await SimulatorHarness.with(settings: settings) { simulator in
                 simulator.apns.trust(key)
                 try await body(DispatchHarness(

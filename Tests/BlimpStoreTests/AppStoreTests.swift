@@ -37,7 +37,8 @@ import Testing
             #expect(try await store.find(appKey: credentials.appKey) == created)
             #expect(try await store.list() == [created])
 
-            let key = try await store.signingKey(of: created, serverKey: self.serverKey)
+            let (app, key, _) = try await store.delivery(appID: created.id, serverKey: self.serverKey)
+            #expect(app == created)
             let message = Data("eyJhbGciOiJFUzI1NiJ9.eyJpc3MiOiJERUYxMjNHSElKIn0".utf8)
             let signature = try key.privateKey.signature(for: message)
             #expect(privateKey.publicKey.isValidSignature(signature, for: message))
@@ -94,7 +95,7 @@ import Testing
             let store = AppStore(client: client, logger: TestDatabase.logger)
             let app = try await store.create(try self.newApp(), credentials: .issue(), serverKey: self.serverKey)
             await #expect {
-                _ = try await store.signingKey(of: app, serverKey: ServerKey.generate().key)
+                _ = try await store.delivery(appID: app.id, serverKey: ServerKey.generate().key)
             } throws: { error in
                 "\(error)".contains("does not open with this BLIMP_SECRET_KEY")
             }

@@ -161,16 +161,6 @@ public struct AppStore: Sendable {
         guard updated == 1 else { throw .notFound }
     }
 
-    /// The app's APNs signing key, unsealed with `serverKey`.
-    public func signingKey(of app: App, serverKey: ServerKey) async throws(AppStoreError) -> APNsSigningKey {
-        let sealed = try await self.mapErrors {
-            let rows = try await self.client.query("SELECT apns_key_sealed FROM apps WHERE id = \(app.id)", logger: self.logger)
-            for try await sealed in rows.decode(Data.self) { return sealed }
-            throw AppStoreError.notFound
-        }
-        return try Self.unseal(sealed, of: app, serverKey: serverKey)
-    }
-
     /// The `.p8` key sealed in `sealed`, bound to the app's key.
     private static func unseal(_ sealed: Data, of app: App, serverKey: ServerKey) throws(AppStoreError) -> APNsSigningKey {
         do {
