@@ -1,5 +1,7 @@
 import ArgumentParser
 import Foundation
+import NIOCore
+import NIOPosix
 
 /// `blimp`: every Blimp process and admin task, one subcommand each.
 @main
@@ -15,6 +17,7 @@ struct Blimp: AsyncParsableCommand {
 
     /// Runs the command; any failure is one line on standard error (`blimp: …`), never a stack trace.
     static func main() async {
+        NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
         do {
             var command = try parseAsRoot()
             if var command = command as? any AsyncParsableCommand {

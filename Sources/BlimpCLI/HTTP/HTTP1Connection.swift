@@ -4,8 +4,9 @@ import NIOPosix
 
 /// One keep-alive HTTP/1.1 connection that sends a request and waits for its answer, then the next: the lean client
 /// `blimp simulate-devices` drives the API with (so that the load generator is not what gets measured) and
-/// `blimp push` sends with. A request is written and its answer gathered on the event loop by
-/// ``HTTP1ClientHandler``; the caller waits once per request.
+/// `blimp push` sends with. A request goes out as one buffer of bytes, and ``HTTP1ClientHandler`` reads its answer
+/// (framed by `Content-Length`, as Blimp's API frames every answer) on the event loop; the caller waits once per
+/// request.
 struct HTTP1Connection {
     private let channel: any Channel
     private let handler: NIOLoopBound<HTTP1ClientHandler>
@@ -20,10 +21,7 @@ struct HTTP1Connection {
         let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
             .channelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHTTPClientHandlers()
-                    try channel.pipeline.syncOperations.addHandler(HTTP1ClientHandler())
-                }
+                channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(HTTP1ClientHandler()) }
             }
             .connect(host: host, port: port)
             .get()
@@ -48,27 +46,32 @@ struct HTTP1Connection {
         headers: [(String, String)],
         body: ByteBuffer? = nil
     ) async throws -> (status: HTTPResponseStatus, body: ByteBuffer) {
-        var head = HTTPRequestHead(version: .http1_1, method: method, uri: path)
-        head.headers.add(name: "Host", value: self.host)
-        head.headers.add(contentsOf: headers)
-        head.headers.add(name: "Content-Length", value: String(body?.readableBytes ?? 0))
+        var request = self.channel.allocator.buffer(capacity: 512 + (body?.readableBytes ?? 0))
+        request.writeString("\(method.rawValue) \(path) HTTP/1.1\r\nHost: \(self.host)\r\n")
+        for (name, value) in headers {
+            request.writeString(name)
+            request.writeStaticString(": ")
+            request.writeString(value)
+            request.writeStaticString("\r\n")
+        }
+        request.writeString("Content-Length: \(body?.readableBytes ?? 0)\r\n\r\n")
+        if var body { request.writeBuffer(&body) }
         let handler = self.handler
-        return try await withCheckedThrowingContinuation { continuation in
-            self.channel.eventLoop.execute { handler.value.send(head, body: body, continuation: continuation) }
+        return try await withCheckedThrowingContinuation { [request] continuation in
+            self.channel.eventLoop.execute { handler.value.send(request, continuation: continuation) }
         }
     }
 }
 
-/// Writes one request at a time and gathers its answer, on the channel's event loop.
+/// Writes one request at a time and reads its answer, on the channel's event loop.
 final class HTTP1ClientHandler: ChannelInboundHandler {
-    typealias InboundIn = HTTPClientResponsePart
-    typealias OutboundOut = HTTPClientRequestPart
+    typealias InboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
     typealias Answer = (status: HTTPResponseStatus, body: ByteBuffer)
 
     private var context: ChannelHandlerContext?
     private var waiting: CheckedContinuation<Answer, any Error>?
-    private var status = HTTPResponseStatus.ok
-    private var body = ByteBuffer()
+    private var received = ByteBuffer()
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
@@ -78,28 +81,27 @@ final class HTTP1ClientHandler: ChannelInboundHandler {
         self.context = nil
     }
 
-    func send(_ head: HTTPRequestHead, body: ByteBuffer?, continuation: CheckedContinuation<Answer, any Error>) {
+    func send(_ request: ByteBuffer, continuation: CheckedContinuation<Answer, any Error>) {
         guard let context = self.context, context.channel.isActive, self.waiting == nil else {
             continuation.resume(throwing: ConnectionClosed())
             return
         }
         self.waiting = continuation
-        self.body.clear()
-        context.write(self.wrapOutboundOut(.head(head)), promise: nil)
-        if let body { context.write(self.wrapOutboundOut(.body(.byteBuffer(body))), promise: nil) }
-        context.writeAndFlush(self.wrapOutboundOut(.end(nil)), promise: nil)
+        context.writeAndFlush(self.wrapOutboundOut(request), promise: nil)
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        switch self.unwrapInboundIn(data) {
-        case .head(let head):
-            self.status = head.status
-        case .body(var chunk):
-            self.body.writeBuffer(&chunk)
-        case .end:
+        var bytes = self.unwrapInboundIn(data)
+        self.received.writeBuffer(&bytes)
+        do {
+            guard let answer = try HTTP1Response.read(from: &self.received) else { return }
+            if self.received.readableBytes == 0 { self.received.clear() }
             let waiting = self.waiting
             self.waiting = nil
-            waiting?.resume(returning: (self.status, self.body))
+            waiting?.resume(returning: answer)
+        } catch {
+            self.fail(error)
+            context.close(promise: nil)
         }
     }
 
@@ -117,6 +119,68 @@ final class HTTP1ClientHandler: ChannelInboundHandler {
         let waiting = self.waiting
         self.waiting = nil
         waiting?.resume(throwing: error)
+    }
+}
+
+/// Reads HTTP/1.1 answers framed by `Content-Length` (or bodiless by status), as Blimp's API writes them.
+enum HTTP1Response {
+    /// The longest head read before the answer is given up as malformed.
+    static let maximumHeadLength = 64 * 1024
+
+    /// The first complete answer in `buffer`, consuming it; `nil` while more bytes are needed.
+    static func read(from buffer: inout ByteBuffer) throws(MalformedResponse) -> (status: HTTPResponseStatus, body: ByteBuffer)? {
+        let bytes = buffer.readableBytesView
+        guard let headEnd = Self.endOfHead(bytes) else {
+            guard bytes.count <= Self.maximumHeadLength else { throw MalformedResponse("the head is too long") }
+            return nil
+        }
+        let head = String(decoding: bytes[bytes.startIndex..<headEnd], as: UTF8.self)
+        let lines = head.split(separator: "\r\n", omittingEmptySubsequences: false)
+        let statusLine = lines[0].split(separator: " ", maxSplits: 2)
+        guard statusLine.count >= 2, statusLine[0].hasPrefix("HTTP/1."), let code = Int(statusLine[1]) else {
+            throw MalformedResponse("the status line is \(lines[0].prefix(80))")
+        }
+        var length: Int?
+        for line in lines.dropFirst() {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            switch line[..<colon].lowercased() {
+            case "content-length":
+                guard let value = Int(line[line.index(after: colon)...].trimmingPrefix(" ")), value >= 0 else {
+                    throw MalformedResponse("Content-Length is \(line[colon...].prefix(40))")
+                }
+                length = value
+            case "transfer-encoding":
+                throw MalformedResponse("chunked answers are not read")
+            default:
+                continue
+            }
+        }
+        let bodiless = (100..<200).contains(code) || code == 204 || code == 304
+        guard let length = length ?? (bodiless ? 0 : nil) else { throw MalformedResponse("the answer has no Content-Length") }
+        let headLength = headEnd - bytes.startIndex + 4
+        guard buffer.readableBytes >= headLength + length else { return nil }
+        buffer.moveReaderIndex(forwardBy: headLength)
+        return (HTTPResponseStatus(statusCode: code), buffer.readSlice(length: length)!)
+    }
+
+    /// Where `\r\n\r\n` starts, if it is there.
+    private static func endOfHead(_ bytes: ByteBufferView) -> ByteBufferView.Index? {
+        var index = bytes.startIndex
+        while index + 3 < bytes.endIndex {
+            if bytes[index] == UInt8(ascii: "\r"), bytes[index + 1] == UInt8(ascii: "\n"), bytes[index + 2] == UInt8(ascii: "\r"),
+                bytes[index + 3] == UInt8(ascii: "\n")
+            {
+                return index
+            }
+            index += 1
+        }
+        return nil
+    }
+
+    struct MalformedResponse: Error, CustomStringConvertible {
+        let reason: String
+        init(_ reason: String) { self.reason = reason }
+        var description: String { "the server's answer is not HTTP/1.1 as expected: \(self.reason)" }
     }
 }
 
