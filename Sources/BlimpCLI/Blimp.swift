@@ -1,7 +1,5 @@
 import ArgumentParser
 import Foundation
-import NIOCore
-import NIOPosix
 
 /// `blimp`: every Blimp process and admin task, one subcommand each.
 @main
@@ -17,7 +15,6 @@ struct Blimp: AsyncParsableCommand {
 
     /// Runs the command; any failure is one line on standard error (`blimp: …`), never a stack trace.
     static func main() async {
-        NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
         do {
             var command = try parseAsRoot()
             if var command = command as? any AsyncParsableCommand {

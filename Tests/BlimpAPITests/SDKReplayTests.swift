@@ -17,7 +17,7 @@ import Testing
         try await APIHarness.run { harness, client in
             let appKey = harness.scores.app.appKey
             let appSecret = harness.scores.credentials.appSecret
-            func appSigned() -> HTTPFields { APIHarness.fields(SDKRequestHeaders.appSigned(appKey: appKey, appSecret: appSecret)) }
+            func appSigned() -> HTTPFields { APIHarness.fields(SDKRequestHeaders.appSigned(appKey: appKey, signature: SDKSignature(appSecret: appSecret))) }
 
             // 1. Remote config points every URL at Blimp, without a trailing slash.
             let remoteData = "/api/remote-data/app/\(appKey)/ios?language=en&country=US&sdk_version=19.1.0&random_value=42"
@@ -50,7 +50,7 @@ import Testing
             #expect(UUID(uuidString: channelID)?.uuidString.lowercased() == channelID)
 
             // 3. The channel token.
-            let channelSigned = APIHarness.fields(SDKRequestHeaders.channelSigned(appKey: appKey, appSecret: appSecret, channelID: channelID))
+            let channelSigned = APIHarness.fields(SDKRequestHeaders.channelSigned(appKey: appKey, signature: SDKSignature(appSecret: appSecret), channelID: channelID))
             let auth = try await client.send(.get, "/api/auth/device", channelSigned)
             #expect(auth.status == .ok)
             #expect(auth.body["expires_in"] as? Int == 3_600_000)
@@ -62,7 +62,7 @@ import Testing
                 {"device_info": {"device_type": "ios"},
                  "action": {"type": "resolve", "contact_id": "0B1E2C9A-5D67-4E0B-A2C4-1F3E5D7C9B11"}}
                 """
-            let contact = try await client.send(.post, "/api/contacts/identify/v2", APIHarness.fields(SDKRequestHeaders.channelSigned(appKey: appKey, appSecret: appSecret, channelID: channelID)), resolve)
+            let contact = try await client.send(.post, "/api/contacts/identify/v2", APIHarness.fields(SDKRequestHeaders.channelSigned(appKey: appKey, signature: SDKSignature(appSecret: appSecret), channelID: channelID)), resolve)
             #expect(contact.status == .ok)
             let contactBody = contact.body["contact"] as? [String: Any]
             #expect((contactBody?["contact_id"] as? String)?.lowercased() == "0b1e2c9a-5d67-4e0b-a2c4-1f3e5d7c9b11")
@@ -120,7 +120,7 @@ import Testing
             let appKey = harness.scores.app.appKey
             let channelID = UUID().uuidString.lowercased()
             let signed = APIHarness.fields(
-                SDKRequestHeaders.channelSigned(appKey: appKey, appSecret: harness.scores.credentials.appSecret, channelID: channelID))
+                SDKRequestHeaders.channelSigned(appKey: appKey, signature: SDKSignature(appSecret: harness.scores.credentials.appSecret), channelID: channelID))
             let token = try #require(try await client.send(.get, "/api/auth/device", signed).body["token"] as? String)
             let update = try await client.send(
                 .put, "/api/channels/\(channelID)", APIHarness.fields(SDKRequestHeaders.channelToken(appKey: appKey, token: token)),
@@ -135,17 +135,17 @@ import Testing
             let appKey = harness.scores.app.appKey
             let body = #"{"channel": {"device_type": "ios"}}"#
             // Signed with the wrong secret, or long ago.
-            let wrong = APIHarness.fields(SDKRequestHeaders.appSigned(appKey: appKey, appSecret: harness.orders.credentials.appSecret))
+            let wrong = APIHarness.fields(SDKRequestHeaders.appSigned(appKey: appKey, signature: SDKSignature(appSecret: harness.orders.credentials.appSecret)))
             #expect(try await client.send(.post, "/api/channels", wrong, body).status == .unauthorized)
             let old = APIHarness.fields(
-                SDKRequestHeaders.appSigned(appKey: appKey, appSecret: harness.scores.credentials.appSecret, now: Date().addingTimeInterval(-2 * 86400)))
+                SDKRequestHeaders.appSigned(appKey: appKey, signature: SDKSignature(appSecret: harness.scores.credentials.appSecret), now: Date().addingTimeInterval(-2 * 86400)))
             #expect(try await client.send(.post, "/api/channels", old, body).status == .unauthorized)
             // A channel's token is for that channel only.
             let created = try await client.send(.post, "/api/channels", APIHarness.basic(appKey, harness.scores.credentials.appSecret), body)
             let channelID = try #require(created.body["channel_id"] as? String)
             let other = UUID().uuidString.lowercased()
             let signed = APIHarness.fields(
-                SDKRequestHeaders.channelSigned(appKey: appKey, appSecret: harness.scores.credentials.appSecret, channelID: other))
+                SDKRequestHeaders.channelSigned(appKey: appKey, signature: SDKSignature(appSecret: harness.scores.credentials.appSecret), channelID: other))
             let token = try #require(try await client.send(.get, "/api/auth/device", signed).body["token"] as? String)
             let batch = try await client.send(
                 .put, "/api/channels/sdk/batch/\(channelID)?platform=ios",

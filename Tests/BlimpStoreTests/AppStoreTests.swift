@@ -69,7 +69,8 @@ import Testing
 
             let stored = try #require(try await store.credentials(appKey: app.appKey, serverKey: self.serverKey))
             #expect(stored.app == app)
-            #expect(stored.appSecret == credentials.appSecret)
+            let signed = SDKSignature(appSecret: credentials.appSecret).sign([app.appKey, "nonce", "timestamp"])
+            #expect(stored.signature?.isValid(signed, parts: [app.appKey, "nonce", "timestamp"]) == true)
             #expect(stored.role(of: credentials.masterSecret) == .master)
             #expect(stored.role(of: credentials.appSecret) == .device)
             #expect(stored.role(of: "wrong") == nil)

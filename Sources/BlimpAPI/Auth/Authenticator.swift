@@ -82,20 +82,20 @@ struct Authenticator: Sendable {
         let channelID = channelText.flatMap { UUID(parsing: $0) }
         guard channelText == nil || channelID != nil else { throw AirshipError.unauthorized("X-UA-Channel-ID is not a channel id") }
         if let nonce = headers[Self.nonce], let timestamp = headers[Self.timestamp] {
-            guard let appSecret = credentials.appSecret,
+            guard let signature = credentials.signature,
                 let signedAt = AirshipDate.parse(timestamp),
                 abs(signedAt.timeIntervalSince(self.now())) <= Self.signatureWindow
             else {
                 throw AirshipError.unauthorized("the signed token cannot be checked or is too old")
             }
             let parts = [appKey] + (channelText.map { [$0] } ?? []) + [nonce, timestamp]
-            guard SDKSignature.isValid(token, parts: parts, appSecret: appSecret) else {
+            guard signature.isValid(token, parts: parts) else {
                 throw AirshipError.unauthorized("the signed token does not match")
             }
             return Caller(credentials: credentials, access: channelID.map { Caller.Access.channel($0) } ?? .app)
         }
-        if let channelText, let channelID, let appSecret = credentials.appSecret,
-            SDKSignature.isValid(token, parts: [appKey, channelText], appSecret: appSecret)
+        if let channelText, let channelID, let signature = credentials.signature,
+            signature.isValid(token, parts: [appKey, channelText])
         {
             return Caller(credentials: credentials, access: .channel(channelID))
         }

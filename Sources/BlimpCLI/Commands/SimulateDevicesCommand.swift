@@ -1,4 +1,5 @@
 import ArgumentParser
+import BlimpCore
 import Foundation
 
 /// `blimp simulate-devices`: many devices registering the way the stock Airship SDK does, against a running API:
@@ -36,7 +37,7 @@ struct SimulateDevicesCommand: AsyncParsableCommand {
             host: host,
             port: components.port ?? 80,
             appKey: self.appKey,
-            appSecret: appSecret,
+            signature: SDKSignature(appSecret: appSecret),
             count: self.count,
             concurrency: self.concurrency,
             activityName: self.activityName,

@@ -129,52 +129,71 @@ enum HTTP1Response {
 
     /// The first complete answer in `buffer`, consuming it; `nil` while more bytes are needed.
     static func read(from buffer: inout ByteBuffer) throws(MalformedResponse) -> (status: HTTPResponseStatus, body: ByteBuffer)? {
-        let bytes = buffer.readableBytesView
-        guard let headEnd = Self.endOfHead(bytes) else {
-            guard bytes.count <= Self.maximumHeadLength else { throw MalformedResponse("the head is too long") }
+        let head = buffer.withUnsafeReadableBytes { bytes in Self.head(bytes) }
+        guard let head else {
+            guard buffer.readableBytes <= Self.maximumHeadLength else { throw MalformedResponse("the head is too long") }
             return nil
         }
-        let head = String(decoding: bytes[bytes.startIndex..<headEnd], as: UTF8.self)
-        let lines = head.split(separator: "\r\n", omittingEmptySubsequences: false)
-        let statusLine = lines[0].split(separator: " ", maxSplits: 2)
-        guard statusLine.count >= 2, statusLine[0].hasPrefix("HTTP/1."), let code = Int(statusLine[1]) else {
-            throw MalformedResponse("the status line is \(lines[0].prefix(80))")
+        let (status, contentLength, headLength) = try head.get()
+        let bodiless = (100..<200).contains(status) || status == 204 || status == 304
+        guard let length = contentLength ?? (bodiless ? 0 : nil) else {
+            throw MalformedResponse("the answer has no Content-Length")
         }
-        var length: Int?
-        for line in lines.dropFirst() {
-            guard let colon = line.firstIndex(of: ":") else { continue }
-            switch line[..<colon].lowercased() {
-            case "content-length":
-                guard let value = Int(line[line.index(after: colon)...].trimmingPrefix(" ")), value >= 0 else {
-                    throw MalformedResponse("Content-Length is \(line[colon...].prefix(40))")
-                }
-                length = value
-            case "transfer-encoding":
-                throw MalformedResponse("chunked answers are not read")
-            default:
-                continue
-            }
-        }
-        let bodiless = (100..<200).contains(code) || code == 204 || code == 304
-        guard let length = length ?? (bodiless ? 0 : nil) else { throw MalformedResponse("the answer has no Content-Length") }
-        let headLength = headEnd - bytes.startIndex + 4
         guard buffer.readableBytes >= headLength + length else { return nil }
         buffer.moveReaderIndex(forwardBy: headLength)
-        return (HTTPResponseStatus(statusCode: code), buffer.readSlice(length: length)!)
+        return (HTTPResponseStatus(statusCode: status), buffer.readSlice(length: length)!)
     }
 
-    /// Where `\r\n\r\n` starts, if it is there.
-    private static func endOfHead(_ bytes: ByteBufferView) -> ByteBufferView.Index? {
-        var index = bytes.startIndex
-        while index + 3 < bytes.endIndex {
-            if bytes[index] == UInt8(ascii: "\r"), bytes[index + 1] == UInt8(ascii: "\n"), bytes[index + 2] == UInt8(ascii: "\r"),
-                bytes[index + 3] == UInt8(ascii: "\n")
-            {
-                return index
+    /// The status, `Content-Length` and length of the head at the start of `bytes`; `nil` until its blank line.
+    private static func head(
+        _ bytes: UnsafeRawBufferPointer
+    ) -> Result<(status: Int, contentLength: Int?, length: Int), MalformedResponse>? {
+        var lineStart = 0
+        var status: Int?
+        var contentLength: Int?
+        var index = 0
+        while index + 1 < bytes.count {
+            guard bytes[index] == UInt8(ascii: "\r"), bytes[index + 1] == UInt8(ascii: "\n") else {
+                index += 1
+                continue
             }
-            index += 1
+            let line = UnsafeRawBufferPointer(rebasing: bytes[lineStart..<index])
+            if line.isEmpty {
+                guard let status else { return .failure(MalformedResponse("the answer has no status line")) }
+                return .success((status, contentLength, index + 2))
+            }
+            if status == nil {
+                // `HTTP/1.1 200 OK`
+                guard line.count >= 12, line.starts(with: "HTTP/1.".utf8), let code = Self.integer(line[9..<12]) else {
+                    return .failure(MalformedResponse("the status line is \(String(decoding: line.prefix(80), as: UTF8.self))"))
+                }
+                status = code
+            } else if let colon = line.firstIndex(of: UInt8(ascii: ":")) {
+                let name = line[..<colon].lazy.map { $0 | 0x20 }  // ASCII lower case
+                if name.elementsEqual("content-length".utf8) {
+                    guard let value = Self.integer(line[(colon + 1)...].drop { $0 == UInt8(ascii: " ") }) else {
+                        return .failure(MalformedResponse("Content-Length is not a number"))
+                    }
+                    contentLength = value
+                } else if name.elementsEqual("transfer-encoding".utf8) {
+                    return .failure(MalformedResponse("chunked answers are not read"))
+                }
+            }
+            index += 2
+            lineStart = index
         }
         return nil
+    }
+
+    /// Decimal digits as a number; `nil` when empty, not all digits, or absurdly long.
+    private static func integer(_ digits: some Collection<UInt8>) -> Int? {
+        guard !digits.isEmpty, digits.count <= 12 else { return nil }
+        var value = 0
+        for digit in digits {
+            guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(digit) else { return nil }
+            value = value * 10 + Int(digit - UInt8(ascii: "0"))
+        }
+        return value
     }
 
     struct MalformedResponse: Error, CustomStringConvertible {

@@ -12,7 +12,8 @@ struct DeviceSimulator: Sendable {
     var host: String
     var port: Int
     var appKey: String
-    var appSecret: String
+    /// Signs the devices' requests with the app secret.
+    var signature: SDKSignature
     var count: Int
     var concurrency: Int
     var activityName: String
@@ -99,11 +100,11 @@ struct DeviceSimulator: Sendable {
              "ios": {"badge": 0, "tz": "Europe/Berlin", "frequent_pushes_enabled": \(Bool.random())}}}
             """
         let created = try await Self.timed(&report.create) {
-            try await connection.send(.POST, "/api/channels/", headers: SDKRequestHeaders.appSigned(appKey: self.appKey, appSecret: self.appSecret), body: ByteBuffer(string: create))
+            try await connection.send(.POST, "/api/channels/", headers: SDKRequestHeaders.appSigned(appKey: self.appKey, signature: self.signature), body: ByteBuffer(string: create))
         }
         let channelID = try Self.field("channel_id", of: created, expecting: [.created, .ok])
 
-        let channelSigned = SDKRequestHeaders.channelSigned(appKey: self.appKey, appSecret: self.appSecret, channelID: channelID)
+        let channelSigned = SDKRequestHeaders.channelSigned(appKey: self.appKey, signature: self.signature, channelID: channelID)
         var batchHeaders = channelSigned
         if self.fetchesChannelToken {
             let auth = try await Self.timed(&report.auth) {

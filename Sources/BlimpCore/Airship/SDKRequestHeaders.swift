@@ -4,11 +4,11 @@ import Foundation
 /// for clients that act as devices: `blimp simulate-devices` and the tests that replay the SDK.
 public enum SDKRequestHeaders {
     /// `.generatedAppToken`: signed `appKey:nonce:timestamp`, for remote data and channel creation.
-    public static func appSigned(appKey: String, appSecret: String, now: Date = Date()) -> [(String, String)] {
+    public static func appSigned(appKey: String, signature: SDKSignature, now: Date = Date()) -> [(String, String)] {
         let nonce = UUID.random().lowercaseString
         let timestamp = Self.timestamp(now)
         return [
-            ("Authorization", "Bearer " + SDKSignature.sign([appKey, nonce, timestamp], appSecret: appSecret)),
+            ("Authorization", "Bearer " + signature.sign([appKey, nonce, timestamp])),
             ("X-UA-Appkey", appKey),
             ("X-UA-Nonce", nonce),
             ("X-UA-Timestamp", timestamp),
@@ -16,11 +16,11 @@ public enum SDKRequestHeaders {
     }
 
     /// `.generatedChannelToken`: signed `appKey:channelID:nonce:timestamp`, for `GET /api/auth/device` and contacts.
-    public static func channelSigned(appKey: String, appSecret: String, channelID: String, now: Date = Date()) -> [(String, String)] {
+    public static func channelSigned(appKey: String, signature: SDKSignature, channelID: String, now: Date = Date()) -> [(String, String)] {
         let nonce = UUID.random().lowercaseString
         let timestamp = Self.timestamp(now)
         return [
-            ("Authorization", "Bearer " + SDKSignature.sign([appKey, channelID, nonce, timestamp], appSecret: appSecret)),
+            ("Authorization", "Bearer " + signature.sign([appKey, channelID, nonce, timestamp])),
             ("X-UA-Appkey", appKey),
             ("X-UA-Channel-ID", channelID),
             ("X-UA-Nonce", nonce),

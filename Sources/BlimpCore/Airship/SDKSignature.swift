@@ -6,23 +6,31 @@ import Foundation
 ///
 /// App requests sign `appKey:nonce:timestamp`; channel requests sign `appKey:channelID:nonce:timestamp`; SDKs before
 /// 17.x signed `appKey:channelID` alone (reference: airship-ios-sdk.md §2).
-public enum SDKSignature {
-    /// The token for `parts`, signed with `appSecret`.
-    public static func sign(_ parts: [String], appSecret: String) -> String {
-        let mac = HMAC<SHA256>.authenticationCode(
-            for: Data(parts.joined(separator: ":").utf8),
-            using: SymmetricKey(data: Data(appSecret.utf8))
-        )
-        return Data(mac).base64EncodedString()
+///
+/// One value per app secret: the HMAC's keyed state is computed once, and each token costs only its own bytes.
+public struct SDKSignature: @unchecked Sendable {
+    // `HMAC` is a value whose hash states copy on write, so a shared, never-mutated value is safe to copy from any
+    // thread; it is not declared `Sendable`.
+    private let keyed: HMAC<SHA256>
+
+    public init(appSecret: String) {
+        self.keyed = HMAC(key: SymmetricKey(data: Data(appSecret.utf8)))
     }
 
-    /// Whether `token` is the signature of `parts` under `appSecret`, compared in constant time.
-    public static func isValid(_ token: String, parts: [String], appSecret: String) -> Bool {
+    /// The token for `parts`.
+    public func sign(_ parts: [String]) -> String {
+        Data(self.code(parts)).base64EncodedString()
+    }
+
+    /// Whether `token` is the signature of `parts`, compared in constant time.
+    public func isValid(_ token: String, parts: [String]) -> Bool {
         guard let given = Data(base64Encoded: token) else { return false }
-        let mac = HMAC<SHA256>.authenticationCode(
-            for: Data(parts.joined(separator: ":").utf8),
-            using: SymmetricKey(data: Data(appSecret.utf8))
-        )
-        return mac == given
+        return self.code(parts) == given
+    }
+
+    private func code(_ parts: [String]) -> HMAC<SHA256>.MAC {
+        var mac = self.keyed
+        mac.update(data: Data(parts.joined(separator: ":").utf8))
+        return mac.finalize()
     }
 }

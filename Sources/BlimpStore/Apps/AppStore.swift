@@ -68,10 +68,10 @@ public struct AppStore: Sendable {
         }
         guard let (appRow, appDigest, masterDigest, sealed, tokenDigests) = row else { return nil }
         let app = try await self.mapErrors { try Self.app(from: appRow) }
-        var appSecret: String?
+        var signature: SDKSignature?
         if let sealed {
             do {
-                appSecret = String(decoding: try serverKey.open(sealed, boundTo: app.appKey), as: UTF8.self)
+                signature = SDKSignature(appSecret: String(decoding: try serverKey.open(sealed, boundTo: app.appKey), as: UTF8.self))
             } catch {
                 throw .unreadableKey(app.name, reason: "\(error)")
             }
@@ -81,7 +81,7 @@ public struct AppStore: Sendable {
             appSecretDigest: SecretDigest(bytes: Array(appDigest)),
             masterSecretDigest: SecretDigest(bytes: Array(masterDigest)),
             apiTokenDigests: tokenDigests.compactMap { Data(base64Encoded: $0).map { SecretDigest(bytes: Array($0)) } },
-            appSecret: appSecret
+            signature: signature
         )
     }
 

@@ -7,8 +7,9 @@ public struct StoredCredentials: Sendable {
     let masterSecretDigest: SecretDigest
     /// The digests of the app's server API tokens (`blimp apps token create`).
     let apiTokenDigests: [SecretDigest]
-    /// The app secret; `nil` for apps created before Blimp kept it, which can use Basic authentication only.
-    public let appSecret: String?
+    /// What checks the SDK's tokens signed with the app secret; `nil` for apps created before Blimp kept the secret,
+    /// which can use Basic authentication only.
+    public let signature: SDKSignature?
 
     /// Which secret authenticated a request, and so what it may do.
     public enum Role: Sendable, Equatable {

@@ -1,9 +1,9 @@
 import BlimpCore
 import Foundation
 
-/// A registration's values for the `channels` columns; `nil` leaves a column as it is. Encoded, the keys are the
-/// column names.
-struct ChannelColumns: Encodable, Sendable {
+/// A registration's values for the `channels` columns; `nil` leaves a column as it is. As a ``JSONRow``, the keys
+/// are the column names.
+struct ChannelColumns: JSONRow, Sendable {
     var optIn: Bool?
     var background: Bool?
     var frequentPushes: Bool?
@@ -31,13 +31,27 @@ struct ChannelColumns: Encodable, Sendable {
     /// `quiet_time` as JSON text, for a `jsonb` parameter.
     var quietTimeJSON: String? { self.quietTime.flatMap { try? JSONText($0).text } }
 
-    enum CodingKeys: String, CodingKey {
-        case background, alias, timezone, badge
-        case optIn = "opt_in"
-        case frequentPushes = "frequent_pushes_enabled"
-        case localeLanguage = "locale_language"
-        case localeCountry = "locale_country"
-        case quietTime = "quiet_time"
+    func write(to object: inout JSONObjectWriter) {
+        object.write("opt_in", self.optIn)
+        object.write("background", self.background)
+        object.write("frequent_pushes_enabled", self.frequentPushes)
+        object.write("alias", self.alias)
+        object.write("timezone", self.timezone)
+        object.write("locale_language", self.localeLanguage)
+        object.write("locale_country", self.localeCountry)
+        object.write("badge", self.badge)
+        object.write("quiet_time", object: self.quietTime.map(QuietTimeRow.init))
+    }
+
+    /// `quiet_time` as Airship shows it: both keys, `null` when unset.
+    private struct QuietTimeRow: JSONRow {
+        let quietTime: ChannelRegistration.QuietTime
+
+        func write(to object: inout JSONObjectWriter) {
+            for (key, value) in [("start", self.quietTime.start), ("end", self.quietTime.end)] {
+                if let value { object.write(key, value) } else { object.writeNull(key) }
+            }
+        }
     }
 }
 

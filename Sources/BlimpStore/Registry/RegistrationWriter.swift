@@ -5,7 +5,7 @@ import PostgresNIO
 
 /// The two writes every device makes, each coalesced across concurrent requests into one multi-row statement (see
 /// ``Coalescer``): creating its channel, and setting a Live Activity's update token. Rows travel as one JSON array
-/// (`jsonb_to_recordset`), so a batch is one statement and one commit however many devices it carries.
+/// (`json_to_recordset`, see ``JSONRows``), so a batch is one statement and one commit however many devices it carries.
 struct RegistrationWriter: Sendable {
     let creations: Coalescer<NewChannel, Bool>
     let activities: Coalescer<ActivityToken, Bool>
@@ -20,16 +20,21 @@ struct RegistrationWriter: Sendable {
     }
 
     /// A channel to insert unless its push address is registered in its app.
-    struct NewChannel: Encodable, Sendable {
+    struct NewChannel: JSONRow, Sendable {
         var appID: Int64
         var channelID: UUID
         var pushAddress: String?
         var columns: ChannelColumns
         var tags: [Tag]
 
-        struct Tag: Encodable, Sendable {
+        struct Tag: JSONRow, Sendable {
             var group: String
             var tag: String
+
+            func write(to object: inout JSONObjectWriter) {
+                object.write("group", self.group)
+                object.write("tag", self.tag)
+            }
         }
 
         init(_ registration: CheckedChannelRegistration, appID: Int64, channelID: UUID) {
@@ -40,27 +45,19 @@ struct RegistrationWriter: Sendable {
             self.tags = registration.tags.pairsForANewOwner().map { Tag(group: $0.group, tag: $0.tag) }
         }
 
-        enum CodingKeys: String, CodingKey {
-            case tags
-            case appID = "app_id"
-            case channelID = "channel_id"
-            case pushAddress = "push_address"
-        }
-
         /// The columns' keys and these, in one object.
-        func encode(to encoder: any Encoder) throws {
-            try self.columns.encode(to: encoder)
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(self.appID, forKey: .appID)
-            try container.encode(self.channelID, forKey: .channelID)
-            try container.encodeIfPresent(self.pushAddress, forKey: .pushAddress)
-            try container.encode(self.tags, forKey: .tags)
+        func write(to object: inout JSONObjectWriter) {
+            self.columns.write(to: &object)
+            object.write("app_id", self.appID)
+            object.write("channel_id", self.channelID)
+            object.write("push_address", self.pushAddress)
+            object.write("tags", rows: self.tags)
         }
     }
 
     /// A Live Activity's update token, set last-writer-wins by `action_ts_ms`. A new activity under the name replaces
     /// the old one; the same activity keeps an `end` it received.
-    struct ActivityToken: Encodable, Sendable {
+    struct ActivityToken: JSONRow, Sendable {
         var appID: Int64
         var channelID: UUID
         var name: String
@@ -69,13 +66,14 @@ struct RegistrationWriter: Sendable {
         var startedAt: Double
         var actionMilliseconds: Int64
 
-        enum CodingKeys: String, CodingKey {
-            case name, token
-            case appID = "app_id"
-            case channelID = "channel_id"
-            case activityID = "activity_id"
-            case startedAt = "started_at"
-            case actionMilliseconds = "action_ts_ms"
+        func write(to object: inout JSONObjectWriter) {
+            object.write("app_id", self.appID)
+            object.write("channel_id", self.channelID)
+            object.write("name", self.name)
+            object.write("activity_id", self.activityID)
+            object.write("token", self.token)
+            object.write("started_at", self.startedAt)
+            object.write("action_ts_ms", self.actionMilliseconds)
         }
     }
 
@@ -86,7 +84,7 @@ struct RegistrationWriter: Sendable {
         logger: Logger,
         now: Date
     ) async throws -> [Bool] {
-        let rows = try await client.execute(InsertChannels(rows: try JSONText(channels).text, now: now), logger: logger)
+        let rows = try await client.execute(InsertChannels(rows: JSONRows.text(channels), now: now), logger: logger)
         let created = Set(try await rows.array())
         return channels.map { created.contains($0.channelID) }
     }
@@ -100,12 +98,11 @@ struct RegistrationWriter: Sendable {
     ) async throws -> [Bool] {
         var applied = [Bool](repeating: false, count: tokens.count)
         // One statement cannot touch a row twice: entries for the same activity go in successive rounds, in order.
-        for round in Self.rounds(tokens.map { "\($0.appID)/\($0.channelID)/\($0.name)" }) {
+        for round in Self.rounds(tokens.map { ActivityKey(channel: ChannelKey($0), name: $0.name) }) {
             let rows = try await client.execute(
-                SetActivityTokens(rows: try JSONText(round.map { tokens[$0] }).text, now: now), logger: logger)
-            let valid = try await rows.array()
-            let found = Set(valid.map { "\($0.0)/\($0.1)" })
-            for index in round where found.contains("\(tokens[index].appID)/\(tokens[index].channelID)") {
+                SetActivityTokens(rows: JSONRows.text(round.map { tokens[$0] }), now: now), logger: logger)
+            let found = Set(try await rows.array().map { ChannelKey(appID: $0.0, channelID: $0.1) })
+            for index in round where found.contains(ChannelKey(tokens[index])) {
                 applied[index] = true
             }
         }
@@ -117,10 +114,10 @@ struct RegistrationWriter: Sendable {
     struct InsertChannels: JSONRowsStatement {
         static let sql = """
             WITH input AS (
-                SELECT * FROM jsonb_to_recordset($1::jsonb) AS r (
+                SELECT * FROM json_to_recordset($1::json) AS r (
                     app_id bigint, channel_id uuid, push_address text, opt_in boolean, background boolean,
                     frequent_pushes_enabled boolean, alias text, timezone text, locale_language text,
-                    locale_country text, badge integer, quiet_time jsonb, tags jsonb)),
+                    locale_country text, badge integer, quiet_time jsonb, tags json)),
             created AS (
                 INSERT INTO channels (app_id, channel_id, push_address, opt_in, background, frequent_pushes_enabled,
                                       alias, timezone, locale_language, locale_country, badge, quiet_time,
@@ -135,7 +132,7 @@ struct RegistrationWriter: Sendable {
                 INSERT INTO channel_tags (app_id, tag_group, tag, channel_id)
                 SELECT created.app_id, tag."group", tag.tag, created.channel_id
                 FROM created JOIN input USING (app_id, channel_id),
-                     jsonb_to_recordset(input.tags) AS tag ("group" text, tag text))
+                     json_to_recordset(input.tags) AS tag ("group" text, tag text))
             SELECT channel_id FROM created
             """
         var rows: String
@@ -149,7 +146,7 @@ struct RegistrationWriter: Sendable {
     struct SetActivityTokens: JSONRowsStatement {
         static let sql = """
             WITH input AS (
-                SELECT * FROM jsonb_to_recordset($1::jsonb) AS r (
+                SELECT * FROM json_to_recordset($1::json) AS r (
                     app_id bigint, channel_id uuid, name text, activity_id text, token text,
                     started_at double precision, action_ts_ms bigint)),
             valid AS (
@@ -183,6 +180,27 @@ struct RegistrationWriter: Sendable {
         var now: Date
 
         func decodeRow(_ row: PostgresRow) throws -> (Int64, UUID) { try row.decode((Int64, UUID).self) }
+    }
+
+    /// A channel of an app.
+    private struct ChannelKey: Hashable {
+        var appID: Int64
+        var channelID: UUID
+
+        init(appID: Int64, channelID: UUID) {
+            self.appID = appID
+            self.channelID = channelID
+        }
+
+        init(_ token: ActivityToken) {
+            self.init(appID: token.appID, channelID: token.channelID)
+        }
+    }
+
+    /// An activity name on a channel: one row of `live_activities`.
+    private struct ActivityKey: Hashable {
+        var channel: ChannelKey
+        var name: String
     }
 
     /// The indexes of `keys` in rounds where no key repeats; a key's later occurrences go in later rounds.

@@ -5,14 +5,25 @@ import Testing
 @Suite struct AirshipAuthTests {
     /// The value Python computes: `base64(hmac.new(secret, "key:nonce:timestamp", sha256))` (airship-ios-sdk.md §2).
     @Test func signaturesMatchTheSDKsFormula() {
-        let token = SDKSignature.sign(
-            ["AAAAAAAAAAAAAAAAAAAAAA", "nonce-1", "2026-11-22 08:00:00"],
-            appSecret: "BBBBBBBBBBBBBBBBBBBBBB"
-        )
+        let signature = SDKSignature(appSecret: "BBBBBBBBBBBBBBBBBBBBBB")
+        let token = signature.sign(["AAAAAAAAAAAAAAAAAAAAAA", "nonce-1", "2026-11-22 08:00:00"])
         #expect(token == "y71p8/1cKOqpnynlz660PoYOSMMVAiXVrU0MTib+imI=")
-        #expect(SDKSignature.isValid(token, parts: ["AAAAAAAAAAAAAAAAAAAAAA", "nonce-1", "2026-11-22 08:00:00"], appSecret: "BBBBBBBBBBBBBBBBBBBBBB"))
-        #expect(!SDKSignature.isValid(token, parts: ["AAAAAAAAAAAAAAAAAAAAAA", "nonce-2", "2026-11-22 08:00:00"], appSecret: "BBBBBBBBBBBBBBBBBBBBBB"))
-        #expect(!SDKSignature.isValid("not base64!", parts: [], appSecret: "B"))
+        #expect(signature.isValid(token, parts: ["AAAAAAAAAAAAAAAAAAAAAA", "nonce-1", "2026-11-22 08:00:00"]))
+        #expect(!signature.isValid(token, parts: ["AAAAAAAAAAAAAAAAAAAAAA", "nonce-2", "2026-11-22 08:00:00"]))
+        #expect(!SDKSignature(appSecret: "B").isValid("not base64!", parts: []))
+    }
+
+    /// One signature serves every request of its app: using it never changes its keyed state, from any thread.
+    @Test func oneSignatureSignsManyTokensConcurrently() async {
+        let signature = SDKSignature(appSecret: "BBBBBBBBBBBBBBBBBBBBBB")
+        let tokens = await withTaskGroup(of: String.self) { group in
+            for _ in 0..<64 {
+                group.addTask { signature.sign(["AAAAAAAAAAAAAAAAAAAAAA", "nonce-1", "2026-11-22 08:00:00"]) }
+            }
+            return await group.reduce(into: Set<String>()) { $0.insert($1) }
+        }
+        #expect(tokens == ["y71p8/1cKOqpnynlz660PoYOSMMVAiXVrU0MTib+imI="])
+        #expect(signature.sign(["AAAAAAAAAAAAAAAAAAAAAA", "nonce-2", "2026-11-22 08:00:00"]) != tokens.first)
     }
 
     @Test func issuedTokensVerifyOnlyForTheirKindAppAndLifetime() {
