@@ -100,6 +100,10 @@ import Testing
             #expect((channel["tag_groups"] as? [String: [String]])?["teams"] == ["tigers"])
             #expect((channel["ios"] as? [String: Any])?["frequent_pushes_enabled"] as? Bool == true)
             #expect((channel["ios"] as? [String: Any])?["tz"] as? String == "Europe/Berlin")
+            // What only the creation carried, through the coalesced insert's JSON rows.
+            #expect((channel["ios"] as? [String: Any])?["quiettime"] as? [String: String] == ["start": "22:00", "end": "07:00"])
+            #expect((channel["ios"] as? [String: Any])?["badge"] as? Int == 0)
+            #expect(channel["background"] as? Bool == true)
             let activities = try #require(channel["live_activities"] as? [[String: Any]])
             #expect(activities.count == 1)
             #expect(activities.first?["name"] as? String == "match-42")

@@ -46,6 +46,27 @@ import Testing
         }
     }
 
+    /// The coalesced insert sends its rows as JSON text written by hand: whatever a field holds arrives as sent.
+    @Test func fieldsNeedingEscapesArriveAsSent() async throws {
+        try await self.withStore { store, app, _ in
+            let tag = "quote \" backslash \\ tab \t é 🎉 \u{01}"
+            let alias = "line\nbreak"
+            let registration = try self.registration(
+                String(decoding: try JSONSerialization.data(withJSONObject: [
+                    "device_type": "ios", "push_address": self.token(7), "set_tags": true, "tags": [tag], "alias": alias,
+                    "locale_language": "de", "ios": ["badge": 3, "quiettime": ["start": "22:00"]],
+                ] as [String: Any]), as: UTF8.self))
+            let (channelID, created) = try await store.register(registration, appID: app.id)
+            #expect(created)
+            let channel = try #require(try await store.lookup(channelID: channelID, appID: app.id))
+            #expect(channel.tagGroups == ["device": [tag]])
+            #expect(channel.alias == alias)
+            #expect(channel.badge == 3)
+            #expect(channel.quietTime?.start == "22:00")
+            #expect(channel.quietTime.map { $0.end == nil } == true)
+        }
+    }
+
     /// Concurrent writes are coalesced into multi-row statements; each request still gets its own answer.
     @Test func concurrentRegistrationsAndTokensKeepTheirRules() async throws {
         try await self.withStore { store, app, _ in
