@@ -76,7 +76,7 @@ public indirect enum RawJSON: Sendable, Equatable {
     }
 
     /// A JSON string literal: quotes, backslashes and control characters escaped, everything else as UTF-8.
-    public static func write(string: String, to bytes: inout [UInt8]) {
+    static func write(string: String, to bytes: inout [UInt8]) {
         bytes.append(UInt8(ascii: "\""))
         for byte in string.utf8 {
             switch byte {

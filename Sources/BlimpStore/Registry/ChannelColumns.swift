@@ -1,9 +1,8 @@
 import BlimpCore
 import Foundation
 
-/// A registration's values for the `channels` columns; `nil` leaves a column as it is. As a ``JSONRow``, the keys
-/// are the column names.
-struct ChannelColumns: JSONRow, Sendable {
+/// A registration's values for the `channels` columns; `nil` leaves a column as it is.
+struct ChannelColumns: Sendable {
     var optIn: Bool?
     var background: Bool?
     var frequentPushes: Bool?
@@ -29,29 +28,27 @@ struct ChannelColumns: JSONRow, Sendable {
     }
 
     /// `quiet_time` as JSON text, for a `jsonb` parameter.
-    var quietTimeJSON: String? { self.quietTime.flatMap { try? JSONText($0).text } }
-
-    func write(to object: inout JSONObjectWriter) {
-        object.write("opt_in", self.optIn)
-        object.write("background", self.background)
-        object.write("frequent_pushes_enabled", self.frequentPushes)
-        object.write("alias", self.alias)
-        object.write("timezone", self.timezone)
-        object.write("locale_language", self.localeLanguage)
-        object.write("locale_country", self.localeCountry)
-        object.write("badge", self.badge)
-        object.write("quiet_time", object: self.quietTime.map(QuietTimeRow.init))
-    }
+    var quietTimeJSON: String? { self.quietTimeValue?.text }
 
     /// `quiet_time` as Airship shows it: both keys, `null` when unset.
-    private struct QuietTimeRow: JSONRow {
-        let quietTime: ChannelRegistration.QuietTime
+    private var quietTimeValue: RawJSON? {
+        self.quietTime.map { .object([.init("start", $0.start.map(RawJSON.string) ?? .null), .init("end", $0.end.map(RawJSON.string) ?? .null)]) }
+    }
 
-        func write(to object: inout JSONObjectWriter) {
-            for (key, value) in [("start", self.quietTime.start), ("end", self.quietTime.end)] {
-                if let value { object.write(key, value) } else { object.writeNull(key) }
-            }
-        }
+    /// The columns that have a value, as JSON members keyed by column name, for a row of a multi-row insert.
+    var members: [RawJSON.Member] {
+        let columns: [(String, RawJSON?)] = [
+            ("opt_in", self.optIn.map(RawJSON.bool)),
+            ("background", self.background.map(RawJSON.bool)),
+            ("frequent_pushes_enabled", self.frequentPushes.map(RawJSON.bool)),
+            ("alias", self.alias.map(RawJSON.string)),
+            ("timezone", self.timezone.map(RawJSON.string)),
+            ("locale_language", self.localeLanguage.map(RawJSON.string)),
+            ("locale_country", self.localeCountry.map(RawJSON.string)),
+            ("badge", self.badge.map { .integer(Int64($0)) }),
+            ("quiet_time", self.quietTimeValue),
+        ]
+        return columns.compactMap { key, value in value.map { RawJSON.Member(key, $0) } }
     }
 }
 

@@ -5,7 +5,7 @@ import PostgresNIO
 
 /// The two writes every device makes, each coalesced across concurrent requests into one multi-row statement (see
 /// ``Coalescer``): creating its channel, and setting a Live Activity's update token. Rows travel as one JSON array
-/// (`json_to_recordset`, see ``JSONRows``), so a batch is one statement and one commit however many devices it carries.
+/// (`json_to_recordset`), so a batch is one statement and one commit however many devices it carries.
 struct RegistrationWriter: Sendable {
     let creations: Coalescer<NewChannel, Bool>
     let activities: Coalescer<ActivityToken, Bool>
@@ -20,21 +20,16 @@ struct RegistrationWriter: Sendable {
     }
 
     /// A channel to insert unless its push address is registered in its app.
-    struct NewChannel: JSONRow, Sendable {
+    struct NewChannel: Sendable {
         var appID: Int64
         var channelID: UUID
         var pushAddress: String?
         var columns: ChannelColumns
         var tags: [Tag]
 
-        struct Tag: JSONRow, Sendable {
+        struct Tag: Sendable {
             var group: String
             var tag: String
-
-            func write(to object: inout JSONObjectWriter) {
-                object.write("group", self.group)
-                object.write("tag", self.tag)
-            }
         }
 
         init(_ registration: CheckedChannelRegistration, appID: Int64, channelID: UUID) {
@@ -45,19 +40,20 @@ struct RegistrationWriter: Sendable {
             self.tags = registration.tags.pairsForANewOwner().map { Tag(group: $0.group, tag: $0.tag) }
         }
 
-        /// The columns' keys and these, in one object.
-        func write(to object: inout JSONObjectWriter) {
-            self.columns.write(to: &object)
-            object.write("app_id", self.appID)
-            object.write("channel_id", self.channelID)
-            object.write("push_address", self.pushAddress)
-            object.write("tags", rows: self.tags)
+        /// The row: the columns' members and these, in one object.
+        var json: RawJSON {
+            var members = self.columns.members
+            members.append(.init("app_id", .integer(self.appID)))
+            members.append(.init("channel_id", .string(self.channelID.lowercaseString)))
+            if let pushAddress = self.pushAddress { members.append(.init("push_address", .string(pushAddress))) }
+            members.append(.init("tags", .array(self.tags.map { .object([.init("group", .string($0.group)), .init("tag", .string($0.tag))]) })))
+            return .object(members)
         }
     }
 
     /// A Live Activity's update token, set last-writer-wins by `action_ts_ms`. A new activity under the name replaces
     /// the old one; the same activity keeps an `end` it received.
-    struct ActivityToken: JSONRow, Sendable {
+    struct ActivityToken: Sendable {
         var appID: Int64
         var channelID: UUID
         var name: String
@@ -66,14 +62,17 @@ struct RegistrationWriter: Sendable {
         var startedAt: Double
         var actionMilliseconds: Int64
 
-        func write(to object: inout JSONObjectWriter) {
-            object.write("app_id", self.appID)
-            object.write("channel_id", self.channelID)
-            object.write("name", self.name)
-            object.write("activity_id", self.activityID)
-            object.write("token", self.token)
-            object.write("started_at", self.startedAt)
-            object.write("action_ts_ms", self.actionMilliseconds)
+        /// The row.
+        var json: RawJSON {
+            .object([
+                .init("app_id", .integer(self.appID)),
+                .init("channel_id", .string(self.channelID.lowercaseString)),
+                .init("name", .string(self.name)),
+                .init("activity_id", .string(self.activityID)),
+                .init("token", .string(self.token)),
+                .init("started_at", .number(String(self.startedAt))),
+                .init("action_ts_ms", .integer(self.actionMilliseconds)),
+            ])
         }
     }
 
@@ -84,7 +83,7 @@ struct RegistrationWriter: Sendable {
         logger: Logger,
         now: Date
     ) async throws -> [Bool] {
-        let rows = try await client.execute(InsertChannels(rows: JSONRows.text(channels), now: now), logger: logger)
+        let rows = try await client.execute(InsertChannels(rows: RawJSON.array(channels.map(\.json)).text, now: now), logger: logger)
         let created = Set(try await rows.array())
         return channels.map { created.contains($0.channelID) }
     }
@@ -100,7 +99,7 @@ struct RegistrationWriter: Sendable {
         // One statement cannot touch a row twice: entries for the same activity go in successive rounds, in order.
         for round in Self.rounds(tokens.map { ActivityKey(channel: ChannelKey($0), name: $0.name) }) {
             let rows = try await client.execute(
-                SetActivityTokens(rows: JSONRows.text(round.map { tokens[$0] }), now: now), logger: logger)
+                SetActivityTokens(rows: RawJSON.array(round.map { tokens[$0].json }).text, now: now), logger: logger)
             let found = Set(try await rows.array().map { ChannelKey(appID: $0.0, channelID: $0.1) })
             for index in round where found.contains(ChannelKey(tokens[index])) {
                 applied[index] = true
