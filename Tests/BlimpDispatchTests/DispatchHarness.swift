@@ -47,8 +47,9 @@ struct DispatchHarness: Sendable {
         var devices: [Device] = []
         for _ in 0..<count {
             let token = SimulatorHarness.randomToken()
-            let registration = try JSONDecoder().decode(
-                ChannelRegistration.self, from: Data(#"{"device_type": "ios", "opt_in": true, "push_address": "\#(SimulatorHarness.randomToken())"}"#.utf8)
+            let registration = try ChannelRegistration(
+                json: try RawJSONParser.parse(#"{"device_type": "ios", "opt_in": true, "push_address": "\#(SimulatorHarness.randomToken())"}"#.utf8),
+                at: "channel"
             ).checked()
             let (channelID, _) = try await self.channels.register(registration, appID: self.app.id)
             var updates: [LiveActivityUpdate] = []

@@ -19,7 +19,7 @@ import Testing
     }
 
     func registration(_ json: String) throws -> CheckedChannelRegistration {
-        try JSONDecoder().decode(ChannelRegistration.self, from: Data(json.utf8)).checked()
+        try ChannelRegistration(json: try RawJSONParser.parse(json.utf8), at: "channel").checked()
     }
 
     func token(_ n: Int) -> String { String(format: "%064x", n) }

@@ -40,6 +40,17 @@ enum AirshipJSON {
         Self.response(json: #"{"ok":true}"#)
     }
 
+    /// The request body as JSON, read up to `limit` bytes; text that is not JSON is a 400 naming the line and column.
+    static func json(from request: Request, upTo limit: Int) async throws -> RawJSON {
+        var request = request
+        let body = try await request.collectBody(upTo: limit)
+        do {
+            return try RawJSONParser.parse(body.readableBytesView)
+        } catch {
+            throw AirshipError.malformed(error)
+        }
+    }
+
     /// The request body decoded as `T`; malformed JSON or a field of the wrong type is a 400 naming the field.
     static func decode<T: Decodable>(_ type: T.Type, from request: Request, context: some RequestContext) async throws -> T {
         var request = request
@@ -85,20 +96,6 @@ enum AirshipJSON {
         case is Int.Type, is Int64.Type: "an integer"
         case is Double.Type: "a number"
         default: String(describing: type).hasPrefix("Array") ? "an array" : "an object"
-        }
-    }
-}
-
-/// A JSON value that may be one item or an array of them, as Airship's audiences allow (`"ios_channel": "…"` or
-/// `"ios_channel": ["…", "…"]`).
-struct OneOrMany<Element: Decodable & Sendable>: Decodable, Sendable {
-    var values: [Element]
-
-    init(from decoder: any Decoder) throws {
-        if let values = try? [Element](from: decoder) {
-            self.values = values
-        } else {
-            self.values = [try Element(from: decoder)]
         }
     }
 }

@@ -19,11 +19,11 @@ struct ChannelRegistrationController: Sendable {
     /// 201 with the new channel's id, or 200 with the id of the channel that already has this push address.
     func create(_ request: Request, _ context: some RequestContext) async throws -> Response {
         let caller = try await self.auth.app(request)
-        let body = try await AirshipJSON.decode(Registration.self, from: request, context: context)
-        guard body.channel.deviceType != nil else {
+        let channel = try await Self.channel(in: request, context)
+        guard channel.deviceType != nil else {
             throw AirshipError.invalid(InvalidField("channel.device_type", "device_type is required"))
         }
-        let registration = try Self.check(body.channel)
+        let registration = try Self.check(channel)
         let (channelID, created) = try await self.channels.register(registration, appID: caller.app.id)
         context.logger.debug("channel registered", metadata: ["channel": "\(channelID)", "created": "\(created)"])
         let id = channelID.lowercaseString
@@ -38,8 +38,7 @@ struct ChannelRegistrationController: Sendable {
     func update(_ request: Request, _ context: some RequestContext) async throws -> Response {
         let channelID = try ChannelID.parameter(context)
         let caller = try await self.auth.channel(request, channelID)
-        let body = try await AirshipJSON.decode(Registration.self, from: request, context: context)
-        let registration = try Self.check(body.channel)
+        let registration = try Self.check(try await Self.channel(in: request, context))
         try await AirshipError.whenMissing(AirshipError(.conflict, "The channel is not registered; register it again")) {
             try await self.channels.update(registration, channelID: channelID, appID: caller.app.id)
         }
@@ -53,16 +52,19 @@ struct ChannelRegistrationController: Sendable {
             throw AirshipError.invalid(InvalidField("platform", "Blimp serves iOS channels only (platform=ios)"))
         }
         let caller = try await self.auth.channel(request, channelID)
-        let batch = try await AirshipJSON.decode(ChannelBatch.self, from: request, context: context).checked()
+        let json = try await AirshipJSON.json(from: request, upTo: context.maxUploadSize)
+        let batch = try ChannelBatch(json: json).checked()
         try await AirshipError.whenMissing(.notFound("Channel")) {
             try await self.channels.apply(batch, channelID: channelID, appID: caller.app.id)
         }
         return AirshipJSON.ok()
     }
 
-    /// `{"channel": {…}, "identity_hints": {…}}`; the hints are not used.
-    struct Registration: Decodable {
-        var channel: ChannelRegistration
+    /// The `channel` of `{"channel": {…}, "identity_hints": {…}}`; the hints are not used.
+    private static func channel(in request: Request, _ context: some RequestContext) async throws -> ChannelRegistration {
+        let json = try await AirshipJSON.json(from: request, upTo: context.maxUploadSize)
+        let body = try JSONObjectReader(json, at: "", allowed: nil)
+        return try ChannelRegistration(json: try body.required("channel", body.object), at: "channel")
     }
 
     private static func check(_ channel: ChannelRegistration) throws -> CheckedChannelRegistration {

@@ -58,14 +58,7 @@ struct PushController: Sendable {
     /// The request's pushes, checked as they will be sent (a payload larger than APNs takes is refused here), and
     /// whether they came as an array.
     private func pushes(in request: Request) async throws -> (pushes: [Push], isBatch: Bool) {
-        var request = request
-        let body = try await request.collectBody(upTo: Self.maximumBody)
-        let json: RawJSON
-        do {
-            json = try RawJSONParser.parse(body.readableBytesView)
-        } catch {
-            throw AirshipError.malformed(error)
-        }
+        let json = try await AirshipJSON.json(from: request, upTo: Self.maximumBody)
         let pushes = try Push.pushes(in: json)
         let placeholder = Int64(self.now().timeIntervalSince1970)
         for (index, push) in pushes.enumerated() {

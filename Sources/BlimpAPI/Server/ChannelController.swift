@@ -55,7 +55,8 @@ struct ChannelController: Sendable {
     /// are skipped.
     func tags(_ request: Request, _ context: some RequestContext) async throws -> Response {
         let caller = try await self.auth.master(request)
-        let body = try await AirshipJSON.decode(TagRequest<ChannelAudience>.self, from: request, context: context)
+        let json = try await AirshipJSON.json(from: request, upTo: context.maxUploadSize)
+        let body = try TagRequest(json: json, audience: ChannelAudience.init)
         let ids = try body.audience.channelIDs()
         _ = try await self.channels.changeTags(body.operations, channelIDs: ids, appID: caller.app.id)
         return AirshipJSON.ok()
@@ -96,30 +97,22 @@ struct ChannelController: Sendable {
     }
 
     /// `{"ios_channel": id | [id]}` or `{"channel": …}`.
-    struct ChannelAudience: Decodable {
-        var iosChannel: OneOrMany<String>?
-        var channel: OneOrMany<String>?
+    struct ChannelAudience {
+        var iosChannel: [String]?
+        var channel: [String]?
         var otherPlatforms: Bool
 
-        enum CodingKeys: String, CodingKey {
-            case channel
-            case iosChannel = "ios_channel"
-            case androidChannel = "android_channel"
-            case amazonChannel = "amazon_channel"
-        }
-
-        init(from decoder: any Decoder) throws {
-            let container = try decoder.container(keyedBy: CodingKeys.self)
-            self.iosChannel = try container.decodeIfPresent(OneOrMany<String>.self, forKey: .iosChannel)
-            self.channel = try container.decodeIfPresent(OneOrMany<String>.self, forKey: .channel)
-            self.otherPlatforms = container.contains(.androidChannel) || container.contains(.amazonChannel)
+        init(_ audience: JSONObjectReader) throws(InvalidField) {
+            self.iosChannel = try audience.strings("ios_channel", orOne: true)
+            self.channel = try audience.strings("channel", orOne: true)
+            self.otherPlatforms = audience.has("android_channel") || audience.has("amazon_channel")
         }
 
         func channelIDs() throws -> [UUID] {
             guard !self.otherPlatforms else {
                 throw AirshipError.invalid(InvalidField("audience", "Blimp serves iOS channels only"))
             }
-            let texts = (self.iosChannel?.values ?? []) + (self.channel?.values ?? [])
+            let texts = (self.iosChannel ?? []) + (self.channel ?? [])
             guard (1...ChannelController.maximumPage).contains(texts.count) else {
                 throw AirshipError.invalid(
                     InvalidField("audience", "name 1 to \(ChannelController.maximumPage) channels with ios_channel or channel"))

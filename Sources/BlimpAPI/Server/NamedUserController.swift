@@ -42,8 +42,9 @@ struct NamedUserController: Sendable {
     /// `{"audience": {"named_user_id": id | [id]}, "add" | "remove" | "set": {group: [tags]}}`.
     func tags(_ request: Request, _ context: some RequestContext) async throws -> Response {
         let caller = try await self.auth.master(request)
-        let body = try await AirshipJSON.decode(TagRequest<Audience>.self, from: request, context: context)
-        let ids = try Self.check(body.audience.namedUserID.values, path: "audience.named_user_id")
+        let json = try await AirshipJSON.json(from: request, upTo: context.maxUploadSize)
+        let body = try TagRequest(json: json, audience: Audience.init)
+        let ids = try Self.check(body.audience.namedUserID, path: "audience.named_user_id")
         try await self.namedUsers.changeTags(body.operations, namedUserIDs: ids, appID: caller.app.id)
         return AirshipJSON.ok()
     }
@@ -51,8 +52,9 @@ struct NamedUserController: Sendable {
     /// `{"named_user_id": [id, …]}`: deletes the named users and uninstalls their channels.
     func uninstall(_ request: Request, _ context: some RequestContext) async throws -> Response {
         let caller = try await self.auth.master(request)
-        let body = try await AirshipJSON.decode(Audience.self, from: request, context: context)
-        let ids = try Self.check(body.namedUserID.values, path: "named_user_id")
+        let json = try await AirshipJSON.json(from: request, upTo: context.maxUploadSize)
+        let body = try Audience(JSONObjectReader(json, at: "", allowed: nil))
+        let ids = try Self.check(body.namedUserID, path: "named_user_id")
         try await self.namedUsers.uninstall(namedUserIDs: ids, appID: caller.app.id)
         return AirshipJSON.ok()
     }
@@ -103,11 +105,14 @@ struct NamedUserController: Sendable {
         }
     }
 
-    struct Audience: Decodable {
-        var namedUserID: OneOrMany<String>
+    /// `{"named_user_id": id | [id]}`.
+    struct Audience {
+        var namedUserID: [String]
 
-        enum CodingKeys: String, CodingKey {
-            case namedUserID = "named_user_id"
+        init(_ audience: JSONObjectReader) throws(InvalidField) {
+            self.namedUserID = try audience.required("named_user_id") { key throws(InvalidField) in
+                try audience.strings(key, orOne: true)
+            }
         }
     }
 

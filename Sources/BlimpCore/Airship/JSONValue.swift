@@ -36,3 +36,31 @@ public enum JSONValue: Sendable, Equatable, Codable {
         }
     }
 }
+
+extension JSONValue {
+    /// The value of `json`, numbers as `Double`s; `nil` when a number is too large for one.
+    public init?(_ json: RawJSON) {
+        switch json {
+        case .null: self = .null
+        case .bool(let value): self = .bool(value)
+        case .number(let literal):
+            guard let number = Double(literal), number.isFinite else { return nil }
+            self = .number(number)
+        case .string(let value): self = .string(value)
+        case .array(let elements):
+            var values: [JSONValue] = []
+            for element in elements {
+                guard let value = JSONValue(element) else { return nil }
+                values.append(value)
+            }
+            self = .array(values)
+        case .object(let members):
+            var values: [String: JSONValue] = [:]
+            for member in members {
+                guard let value = JSONValue(member.value) else { return nil }
+                values[member.key] = value
+            }
+            self = .object(values)
+        }
+    }
+}

@@ -4,6 +4,8 @@
 public struct RawJSONParser {
     /// How deeply arrays and objects may nest.
     public static let maximumDepth = 64
+    /// Up to this many members, an object checks a new key against its members one by one.
+    private static let linearKeySearch = 16
 
     /// Why the text is not JSON, and where (both 1-based).
     public struct SyntaxError: Error, Sendable, Equatable {
@@ -48,7 +50,8 @@ public struct RawJSONParser {
         try self.enter()
         self.index += 1
         var members: [RawJSON.Member] = []
-        var keys = Set<String>()
+        // Small objects look for a repeated key among their members; large ones keep a set.
+        var keys: Set<String>?
         self.skipWhitespace()
         if self.peek(UInt8(ascii: "}")) {
             self.index += 1
@@ -60,7 +63,9 @@ public struct RawJSONParser {
             guard self.peek(UInt8(ascii: "\"")) else { throw self.error("expected a key in quotes") }
             let keyStart = self.index
             let key = try self.string()
-            guard keys.insert(key).inserted else {
+            if members.count == Self.linearKeySearch { keys = Set(members.map(\.key)) }
+            let repeated = keys?.insert(key).inserted == false || (keys == nil && members.contains { $0.key == key })
+            guard !repeated else {
                 self.index = keyStart
                 throw self.error("the key '\(key)' appears twice")
             }
@@ -105,7 +110,21 @@ public struct RawJSONParser {
 
     private mutating func string() throws(SyntaxError) -> String {
         self.index += 1
-        var utf8: [UInt8] = []
+        // Most strings have no escapes: they are read straight from the text.
+        let start = self.index
+        while self.index < self.bytes.count {
+            let byte = self.bytes[self.index]
+            if byte == UInt8(ascii: "\"") {
+                guard let string = String(validating: self.bytes[start..<self.index], as: UTF8.self) else {
+                    throw self.error("a string is not valid UTF-8")
+                }
+                self.index += 1
+                return string
+            }
+            if byte == UInt8(ascii: "\\") || byte < 0x20 { break }
+            self.index += 1
+        }
+        var utf8 = Array(self.bytes[start..<self.index])
         while self.index < self.bytes.count {
             let byte = self.bytes[self.index]
             switch byte {

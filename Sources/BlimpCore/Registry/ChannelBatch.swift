@@ -1,6 +1,6 @@
 /// The body of the SDK's `PUT /api/channels/sdk/batch/{id}?platform=ios`: tag changes, attribute changes and Live
 /// Activity tokens for one channel (reference: airship-ios-sdk.md §4.6). Subscription lists are accepted and ignored.
-public struct ChannelBatch: Decodable, Sendable {
+public struct ChannelBatch: Sendable {
     public var tags: TagOperations?
     public var attributes: [AttributeChange]?
     public var liveActivities: [LiveActivityUpdateEntry]?
@@ -8,16 +8,31 @@ public struct ChannelBatch: Decodable, Sendable {
     /// The most entries of each kind one batch may carry.
     public static let maximumEntries = 1000
 
-    enum CodingKeys: String, CodingKey {
-        case tags, attributes
-        case liveActivities = "live_activities"
-    }
-
     /// `{"action": "set", "key": "k", "value": …}` or `{"action": "remove", "key": "k"}`.
-    public struct AttributeChange: Decodable, Sendable {
+    public struct AttributeChange: Sendable {
         public var action: String
         public var key: String
         public var value: JSONValue?
+    }
+
+    /// Reads the body. Absent and `null` fields are `nil`; keys Blimp has no use for are ignored.
+    public init(json: RawJSON) throws(InvalidField) {
+        let batch = try JSONObjectReader(json, at: "", allowed: nil)
+        self.tags = try batch.raw("tags").map { tags throws(InvalidField) in try TagOperations(json: tags, at: "tags") }
+        self.attributes = try batch.array("attributes")?.map { element throws(InvalidField) in
+            let change = try JSONObjectReader(element.value, at: element.path, allowed: nil)
+            return AttributeChange(
+                action: try change.required("action") { key throws(InvalidField) in try change.string(key, allowsEmpty: true) },
+                key: try change.required("key") { key throws(InvalidField) in try change.string(key, allowsEmpty: true) },
+                value: try change.raw("value").map { value throws(InvalidField) in
+                    guard let value = JSONValue(value) else { throw InvalidField(change.path(of: "value"), "a number is out of range") }
+                    return value
+                }
+            )
+        }
+        self.liveActivities = try batch.array("live_activities")?.map { element throws(InvalidField) in
+            try LiveActivityUpdateEntry(json: element.value, at: element.path)
+        }
     }
 
     /// The batch's changes in order, or the first field that breaks a rule.

@@ -3,7 +3,7 @@
 ///
 /// Every field is optional: updates are minimized, so an absent field leaves the stored value as it is. Fields Blimp
 /// has no use for (SDK and OS versions, device model, permissions) are accepted and ignored.
-public struct ChannelRegistration: Decodable, Sendable, Equatable {
+public struct ChannelRegistration: Sendable, Equatable {
     public var deviceType: String?
     public var optIn: Bool?
     public var background: Bool?
@@ -20,24 +20,18 @@ public struct ChannelRegistration: Decodable, Sendable, Equatable {
     public var ios: IOS?
 
     /// `tag_changes`: the SDK's minimized form of `tags`.
-    public struct TagChanges: Decodable, Sendable, Equatable {
+    public struct TagChanges: Sendable, Equatable {
         public var add: [String]?
         public var remove: [String]?
     }
 
     /// `channel.ios`.
-    public struct IOS: Decodable, Sendable, Equatable {
+    public struct IOS: Sendable, Equatable {
         public var badge: Int?
         public var quietTime: QuietTime?
         public var tz: String?
         /// Blimp's extension: `ActivityAuthorizationInfo().frequentPushesEnabled`, which the priority budget reads.
         public var frequentPushesEnabled: Bool?
-
-        enum CodingKeys: String, CodingKey {
-            case badge, tz
-            case quietTime = "quiettime"
-            case frequentPushesEnabled = "frequent_pushes_enabled"
-        }
     }
 
     /// `channel.ios.quiettime`: `HH:MM` strings, or null.
@@ -57,15 +51,33 @@ public struct ChannelRegistration: Decodable, Sendable, Equatable {
         }
     }
 
-    enum CodingKeys: String, CodingKey {
-        case background, tags, timezone, alias, ios
-        case deviceType = "device_type"
-        case optIn = "opt_in"
-        case pushAddress = "push_address"
-        case setTags = "set_tags"
-        case tagChanges = "tag_changes"
-        case localeLanguage = "locale_language"
-        case localeCountry = "locale_country"
+    /// Reads the `channel` object found at `path`. Absent and `null` fields are `nil`; keys Blimp has no use for are
+    /// ignored.
+    public init(json: RawJSON, at path: String) throws(InvalidField) {
+        let channel = try JSONObjectReader(json, at: path, allowed: nil)
+        self.deviceType = try channel.string("device_type", allowsEmpty: true)
+        self.optIn = try channel.bool("opt_in")
+        self.background = try channel.bool("background")
+        self.pushAddress = try channel.string("push_address", allowsEmpty: true)
+        self.setTags = try channel.bool("set_tags")
+        self.tags = try channel.strings("tags")
+        self.tagChanges = try channel.reader("tag_changes", allowed: nil).map { changes throws(InvalidField) in
+            TagChanges(add: try changes.strings("add"), remove: try changes.strings("remove"))
+        }
+        self.localeLanguage = try channel.string("locale_language", allowsEmpty: true)
+        self.localeCountry = try channel.string("locale_country", allowsEmpty: true)
+        self.timezone = try channel.string("timezone", allowsEmpty: true)
+        self.alias = try channel.string("alias", allowsEmpty: true)
+        self.ios = try channel.reader("ios", allowed: nil).map { ios throws(InvalidField) in
+            IOS(
+                badge: try ios.integer("badge", in: Int64(Int32.min)...Int64(Int32.max)).map(Int.init),
+                quietTime: try ios.reader("quiettime", allowed: nil).map { quietTime throws(InvalidField) in
+                    QuietTime(start: try quietTime.string("start", allowsEmpty: true), end: try quietTime.string("end", allowsEmpty: true))
+                },
+                tz: try ios.string("tz", allowsEmpty: true),
+                frequentPushesEnabled: try ios.bool("frequent_pushes_enabled")
+            )
+        }
     }
 
     /// The registration with its push address in lower-case hex and the `device` tag changes it asks for, or the

@@ -21,7 +21,7 @@ public enum LiveActivityUpdate: Sendable, Equatable {
 }
 
 /// A `live_activities` entry as the SDK writes it; ``checked()`` turns it into a ``LiveActivityUpdate``.
-public struct LiveActivityUpdateEntry: Decodable, Sendable {
+public struct LiveActivityUpdateEntry: Sendable {
     public var action: String
     /// `update_token` or `start_token`; SDKs before 18 send none, meaning `update_token`.
     public var type: String?
@@ -32,11 +32,18 @@ public struct LiveActivityUpdateEntry: Decodable, Sendable {
     public var actionMilliseconds: Int64
     public var attributesType: String?
 
-    enum CodingKeys: String, CodingKey {
-        case action, type, id, name, token
-        case startMilliseconds = "start_ts_ms"
-        case actionMilliseconds = "action_ts_ms"
-        case attributesType = "attributes_type"
+    /// Reads the entry found at `path`; keys Blimp has no use for are ignored.
+    public init(json: RawJSON, at path: String) throws(InvalidField) {
+        let entry = try JSONObjectReader(json, at: path, allowed: nil)
+        let anyInteger = Int64.min...Int64.max
+        self.action = try entry.required("action") { key throws(InvalidField) in try entry.string(key, allowsEmpty: true) }
+        self.type = try entry.string("type", allowsEmpty: true)
+        self.id = try entry.string("id", allowsEmpty: true)
+        self.name = try entry.string("name", allowsEmpty: true)
+        self.token = try entry.string("token", allowsEmpty: true)
+        self.startMilliseconds = try entry.integer("start_ts_ms", in: anyInteger)
+        self.actionMilliseconds = try entry.required("action_ts_ms") { key throws(InvalidField) in try entry.integer(key, in: anyInteger) }
+        self.attributesType = try entry.string("attributes_type", allowsEmpty: true)
     }
 
     /// The entry, or the first field that breaks a rule (paths relative to the entry).

@@ -1,6 +1,6 @@
 /// Tag changes per tag group, as the tag APIs and the SDK's batch send them:
 /// `{"add": {"group": ["tag"]}, "remove": {…}, "set": {…}}`.
-public struct TagOperations: Sendable, Equatable, Decodable {
+public struct TagOperations: Sendable, Equatable {
     public var add: [String: [String]]
     public var remove: [String: [String]]
     /// Replaces every tag of these groups.
@@ -12,32 +12,21 @@ public struct TagOperations: Sendable, Equatable, Decodable {
         self.set = set
     }
 
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        func groups(_ key: CodingKeys) throws -> [String: [String]] {
-            (try container.decodeIfPresent([String: Tags].self, forKey: key) ?? [:]).mapValues(\.values)
-        }
-        self.add = try groups(.add)
-        self.remove = try groups(.remove)
-        self.set = try groups(.set)
-    }
-
-    /// A group's tags: an array, or one tag as a string (the Python library sends either).
-    private struct Tags: Decodable {
-        var values: [String]
-
-        init(from decoder: any Decoder) throws {
-            let container = try decoder.singleValueContainer()
-            if let one = try? container.decode(String.self) {
-                self.values = [one]
-            } else {
-                self.values = try container.decode([String].self)
+    /// Reads `add`, `remove` and `set` from the object found at `path`, each group's tags an array or, as the Python
+    /// library may send them, one tag as a string. Other keys are left to the caller (a tag request's `audience`).
+    public init(json: RawJSON, at path: String) throws(InvalidField) {
+        let object = try JSONObjectReader(json, at: path, allowed: nil)
+        func groups(_ operation: String) throws(InvalidField) -> [String: [String]] {
+            guard let groups = try object.reader(operation, allowed: nil) else { return [:] }
+            var tags: [String: [String]] = [:]
+            for group in groups.keys {
+                tags[group] = try groups.strings(group, orOne: true) ?? []
             }
+            return tags
         }
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case add, remove, set
+        self.add = try groups("add")
+        self.remove = try groups("remove")
+        self.set = try groups("set")
     }
 
     public var isEmpty: Bool { self.add.isEmpty && self.remove.isEmpty && self.set.isEmpty }

@@ -23,7 +23,7 @@ import Testing
               {"action": "remove", "type": "update_token", "id": "a1", "name": "match", "start_ts_ms": 1000, "action_ts_ms": 4000}
             ]}
             """
-        let batch = try JSONDecoder().decode(ChannelBatch.self, from: Data(json.utf8)).checked()
+        let batch = try ChannelBatch(json: try RawJSONParser.parse(json.utf8)).checked()
         #expect(batch.liveActivities == [
             .setActivity(name: "match", activityID: "a1", token: Self.token.lowercased(), startedAt: Date(timeIntervalSince1970: 1), actionMilliseconds: 2000),
             .setStartToken(attributesType: "MatchAttributes", token: Self.token.lowercased(), actionMilliseconds: 3000),
@@ -37,7 +37,7 @@ import Testing
             ]}
             """
         #expect(throws: InvalidField("live_activities[1].token", "a token is 64 to 200 hex digits, an even number (got 3 characters)")) {
-            try JSONDecoder().decode(ChannelBatch.self, from: Data(bad.utf8)).checked()
+            try ChannelBatch(json: try RawJSONParser.parse(bad.utf8)).checked()
         }
     }
 
@@ -56,12 +56,57 @@ import Testing
             {"device_type": "ios", "opt_in": true, "push_address": "\(Self.token)", "set_tags": true, "tags": ["a"],
              "tag_changes": {"add": ["b"]}, "ios": {"tz": "Europe/Berlin", "frequent_pushes_enabled": true}, "sdk_version": "19.1.0"}
             """
-        let checked = try JSONDecoder().decode(ChannelRegistration.self, from: Data(json.utf8)).checked()
+        let checked = try ChannelRegistration(json: try RawJSONParser.parse(json.utf8), at: "channel").checked()
         #expect(checked.pushAddress == Self.token.lowercased())
         #expect(checked.tags == TagOperations(add: ["device": ["b"]], set: ["device": ["a"]]))
         #expect(checked.fields.ios?.frequentPushesEnabled == true)
-        let android = try JSONDecoder().decode(ChannelRegistration.self, from: Data(#"{"device_type": "android"}"#.utf8))
+        let android = try ChannelRegistration(json: try RawJSONParser.parse(#"{"device_type": "android"}"#.utf8), at: "channel")
         #expect(throws: InvalidField.self) { try android.checked() }
+    }
+
+    @Test func sdkBodiesIgnoreWhatBlimpDoesNotUseAndNameWhatIsWrong() throws {
+        func registration(_ json: String) throws -> ChannelRegistration {
+            try ChannelRegistration(json: try RawJSONParser.parse(json.utf8), at: "channel")
+        }
+        let lenient = try registration("""
+            {"device_type": "ios", "opt_in": null, "is_activity": false, "alias": "", "permissions": {"display_notifications": "granted"},
+             "ios": {"badge": 3, "quiettime": {"start": "22:00", "end": "07:00"}, "scheduled_summary": true}}
+            """)
+        #expect(lenient.optIn == nil)
+        #expect(lenient.alias == "")
+        #expect(lenient.ios?.badge == 3)
+        #expect(lenient.ios?.quietTime?.start == "22:00" && lenient.ios?.quietTime?.end == "07:00")
+        let wrongRegistrations: [(String, InvalidField)] = [
+            (#"{"opt_in": "yes"}"#, InvalidField("channel.opt_in", "expected a boolean, not a string")),
+            (#"{"tags": "a"}"#, InvalidField("channel.tags", "expected an array of strings, not a string")),
+            (#"{"tags": ["a", 1]}"#, InvalidField("channel.tags[1]", "expected a string, not a number")),
+            (#"{"ios": []}"#, InvalidField("channel.ios", "expected an object, not an array")),
+            (#"{"ios": {"badge": 4294967296}}"#, InvalidField("channel.ios.badge", "must be between -2147483648 and 2147483647")),
+        ]
+        for (json, error) in wrongRegistrations {
+            #expect(throws: error) { try registration(json) }
+        }
+
+        func batch(_ json: String) throws -> CheckedChannelBatch {
+            try ChannelBatch(json: try RawJSONParser.parse(json.utf8)).checked()
+        }
+        let checked = try batch("""
+            {"tags": {"add": {"g": "one"}, "remove": {"h": ["a", "b"]}}, "subscription_lists": [],
+             "attributes": [{"action": "set", "key": "k", "value": {"n": 1.5, "list": [true, null]}}]}
+            """)
+        #expect(checked.tags == TagOperations(add: ["g": ["one"]], remove: ["h": ["a", "b"]]))
+        #expect(checked.attributes.first?.value == .object(["n": .number(1.5), "list": .array([.bool(true), .null])]))
+        let wrongBatches: [(String, InvalidField)] = [
+            (#"{"live_activities": {}}"#, InvalidField("live_activities", "expected an array, not an object")),
+            (#"{"live_activities": [{"action": "set"}]}"#, InvalidField("live_activities[0].action_ts_ms", "action_ts_ms is required")),
+            (#"{"live_activities": [{"action": "set", "action_ts_ms": 1.5}]}"#,
+             InvalidField("live_activities[0].action_ts_ms", "expected a whole number, not a number")),
+            (#"{"attributes": [{"action": "set", "key": "k", "value": 1e400}]}"#, InvalidField("attributes[0].value", "a number is out of range")),
+            (#"{"tags": {"add": {"g": [1]}}}"#, InvalidField("tags.add.g[0]", "expected a string, not a number")),
+        ]
+        for (json, error) in wrongBatches {
+            #expect(throws: error) { try batch(json) }
+        }
     }
 
     @Test func activitiesStopUpdatingAfterEightHours() {

@@ -47,6 +47,13 @@ import Testing
         #expect(RawJSON.array([])["Score"] == nil)
     }
 
+    @Test func stringsWithAnEscapeAfterPlainTextKeepBothParts() throws {
+        #expect(try Self.parse(#"["plain text then \"quoted\" and \u00e9", "é plain", "tab\tend"]"#)
+            == .array([.string("plain text then \"quoted\" and é"), .string("é plain"), .string("tab\tend")]))
+        #expect(Self.syntaxError("[\"plain then a raw\ttab\"]")?.message == "a control character must be escaped in a string")
+        #expect(Self.syntaxError([UInt8(ascii: "\""), 0x61, 0xFF, UInt8(ascii: "\"")])?.message == "a string is not valid UTF-8")
+    }
+
     @Test func escapesAreDecodedAndWrittenBack() throws {
         let json = try Self.parse(#"["a\nb\"c\\d\u00e9\ud83d\ude00\/\t\b\f\r\u0001\u001F\u0000"]"#)
         #expect(json == .array([.string("a\nb\"c\\dé😀/\t\u{8}\u{C}\r\u{1}\u{1F}\u{0}")]))
@@ -109,6 +116,13 @@ import Testing
         #expect(try Self.parse(#"{"a":1,"A":2}"#).text == #"{"a":1,"A":2}"#)
         // An escaped spelling of the same key is the same key.
         #expect(Self.syntaxError(#"{"é":1,"\u00e9":2}"#)?.message == "the key 'é' appears twice")
+        // Large objects too, whichever member the key repeats.
+        let keys = (0..<40).map { "\"k\($0)\":\($0)" }
+        #expect(try Self.parse("{" + keys.joined(separator: ",") + "}")["k39"] == .number("39"))
+        for repeated in [0, 15, 16, 39] {
+            let text = "{" + (keys + ["\"k\(repeated)\":0"]).joined(separator: ",") + "}"
+            #expect(Self.syntaxError(text)?.message == "the key 'k\(repeated)' appears twice")
+        }
     }
 
     @Test func nestingIsLimitedTo64() throws {
