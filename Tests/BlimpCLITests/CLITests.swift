@@ -185,9 +185,12 @@ import Testing
                 #expect(counts.map(\.0) == ["match-7", "match-8"])
                 #expect(counts.map(\.1) == [20, 5] && counts.map(\.2) == [20, 5])
 
+                let stopping = ContinuousClock.now
                 api.signal(SIGTERM)
                 let result = await api.wait()
                 #expect(result.status == 0, "\(result.stderr)")
+                // At once: the janitor's minute between rounds ends at the signal too.
+                #expect(ContinuousClock.now - stopping < .seconds(10))
             }
         }
     }

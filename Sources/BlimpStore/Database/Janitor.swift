@@ -28,7 +28,7 @@ public struct Janitor: Service {
     public func run() async throws {
         while !Task.isShuttingDownGracefully, !Task.isCancelled {
             // Waiting first leaves the schema time to be applied (`blimp dev` migrates after start).
-            try? await Task.sleep(for: self.interval)
+            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: self.interval) }
             for chore in self.chores {
                 guard !Task.isShuttingDownGracefully, !Task.isCancelled else { return }
                 do {
