@@ -3,9 +3,11 @@
 /// is a 400 rather than silently ignored; without, other members are ignored (the SDK sends fields Blimp has no use
 /// for).
 public struct JSONObjectReader {
+    /// Where the object is in the body (`notification.ios`); empty for the body itself.
     public let path: String
     private let members: [RawJSON.Member]
 
+    /// A reader of `value`, which must be an object, found at `path`; with `allowed`, no other keys may appear.
     public init(_ value: RawJSON, at path: String, allowed: Set<String>?) throws(InvalidField) {
         guard case .object(let members) = value else { throw InvalidField(path, "expected an object, not \(value.kind)") }
         if let allowed {
@@ -17,26 +19,27 @@ public struct JSONObjectReader {
         self.members = members
     }
 
-    public var isEmpty: Bool { self.members.isEmpty }
-    public var keys: [String] { self.members.map(\.key) }
+    var isEmpty: Bool { self.members.isEmpty }
+    var keys: [String] { self.members.map(\.key) }
 
     /// Whether the member is there and not `null` (which counts as absent, as in ``raw(_:)``).
     public func has(_ key: String) -> Bool { self.raw(key) != nil }
 
     /// The member's value as sent, `nil` when absent (a JSON `null` counts as absent).
-    public func raw(_ key: String) -> RawJSON? {
+    func raw(_ key: String) -> RawJSON? {
         guard let value = self.members.first(where: { $0.key == key })?.value, value != .null else { return nil }
         return value
     }
 
-    public func path(of key: String) -> String { Self.join(self.path, key) }
+    func path(of key: String) -> String { Self.join(self.path, key) }
 
+    /// What `read` finds under `key`; absent (or `null`) is "`key` is required".
     public func required<T>(_ key: String, _ read: (String) throws(InvalidField) -> T?) throws(InvalidField) -> T {
         guard let value = try read(key) else { throw InvalidField(self.path(of: key), "\(key) is required") }
         return value
     }
 
-    public func string(
+    func string(
         _ key: String,
         maximumLength: Int = 1024,
         allowsEmpty: Bool = false
@@ -50,14 +53,14 @@ public struct JSONObjectReader {
         return string
     }
 
-    public func bool(_ key: String) throws(InvalidField) -> Bool? {
+    func bool(_ key: String) throws(InvalidField) -> Bool? {
         guard let value = self.raw(key) else { return nil }
         guard case .bool(let bool) = value else { throw self.wrongKind(key, "a boolean", value) }
         return bool
     }
 
     /// A whole number in `range`; `1.0` is not one.
-    public func integer(_ key: String, in range: ClosedRange<Int64>) throws(InvalidField) -> Int64? {
+    func integer(_ key: String, in range: ClosedRange<Int64>) throws(InvalidField) -> Int64? {
         guard let value = self.raw(key) else { return nil }
         guard case .number(let literal) = value, let integer = Int64(literal) else {
             throw self.wrongKind(key, "a whole number", value)
@@ -69,7 +72,7 @@ public struct JSONObjectReader {
     }
 
     /// Any number, kept as its literal.
-    public func number(_ key: String, in range: ClosedRange<Double>? = nil) throws(InvalidField) -> RawJSON? {
+    func number(_ key: String, in range: ClosedRange<Double>? = nil) throws(InvalidField) -> RawJSON? {
         guard let value = self.raw(key) else { return nil }
         guard case .number(let literal) = value, let number = Double(literal), number.isFinite else {
             throw self.wrongKind(key, "a number", value)
@@ -94,7 +97,7 @@ public struct JSONObjectReader {
     }
 
     /// An array member's elements, each with its path (`live_activities[2]`).
-    public func array(_ key: String) throws(InvalidField) -> [(value: RawJSON, path: String)]? {
+    func array(_ key: String) throws(InvalidField) -> [(value: RawJSON, path: String)]? {
         guard let value = self.raw(key) else { return nil }
         guard case .array(let elements) = value else { throw self.wrongKind(key, "an array", value) }
         return elements.enumerated().map { (value: $1, path: "\(self.path(of: key))[\($0)]") }
@@ -116,7 +119,7 @@ public struct JSONObjectReader {
     }
 
     /// One of `choices`, as a string.
-    public func choice(_ key: String, _ choices: [String]) throws(InvalidField) -> String? {
+    func choice(_ key: String, _ choices: [String]) throws(InvalidField) -> String? {
         guard let value = try self.string(key) else { return nil }
         guard choices.contains(value) else {
             throw InvalidField(self.path(of: key), "must be one of \(choices.map { "'\($0)'" }.joined(separator: ", "))")
@@ -124,9 +127,9 @@ public struct JSONObjectReader {
         return value
     }
 
-    public func wrongKind(_ key: String, _ expected: String, _ value: RawJSON) -> InvalidField {
+    func wrongKind(_ key: String, _ expected: String, _ value: RawJSON) -> InvalidField {
         InvalidField(self.path(of: key), "expected \(expected), not \(value.kind)")
     }
 
-    public static func join(_ path: String, _ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
+    static func join(_ path: String, _ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
 }
