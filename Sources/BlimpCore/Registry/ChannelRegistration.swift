@@ -39,6 +39,11 @@ public struct ChannelRegistration: Sendable, Equatable {
         public var start: String?
         public var end: String?
 
+        /// Both keys, `null` when unset, as Airship shows them (and as the `channels.quiet_time` column keeps them).
+        public var json: RawJSON {
+            .object([.init("start", self.start.map(RawJSON.string) ?? .null), .init("end", self.end.map(RawJSON.string) ?? .null)])
+        }
+
         /// Both keys, `null` when unset, as Airship shows them.
         public func encode(to encoder: any Encoder) throws {
             var container = encoder.container(keyedBy: CodingKeys.self)

@@ -28,12 +28,7 @@ struct ChannelColumns: Sendable {
     }
 
     /// `quiet_time` as JSON text, for a `jsonb` parameter.
-    var quietTimeJSON: String? { self.quietTimeValue?.text }
-
-    /// `quiet_time` as Airship shows it: both keys, `null` when unset.
-    private var quietTimeValue: RawJSON? {
-        self.quietTime.map { .object([.init("start", $0.start.map(RawJSON.string) ?? .null), .init("end", $0.end.map(RawJSON.string) ?? .null)]) }
-    }
+    var quietTimeJSON: String? { self.quietTime?.json.text }
 
     /// The columns that have a value, as JSON members keyed by column name, for a row of a multi-row insert.
     var members: [RawJSON.Member] {
@@ -46,7 +41,7 @@ struct ChannelColumns: Sendable {
             ("locale_language", self.localeLanguage.map(RawJSON.string)),
             ("locale_country", self.localeCountry.map(RawJSON.string)),
             ("badge", self.badge.map { .integer(Int64($0)) }),
-            ("quiet_time", self.quietTimeValue),
+            ("quiet_time", self.quietTime?.json),
         ]
         return columns.compactMap { key, value in value.map { RawJSON.Member(key, $0) } }
     }
