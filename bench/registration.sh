@@ -5,6 +5,8 @@
 #
 #   bench/registration.sh [devices] [concurrency] [lookups per second] [devices per second] [simulate-devices flags…]
 #
+# The defaults are 50,000 devices, 256 at once (the figures in docs/performance.md use 256), 200 lookups a second,
+# no pacing.
 # Without a rate, devices register as fast as the API answers (the intake ceiling); with one, they start at that
 # pace, which is how lookup latency is measured under a given load.
 # Uses the release build (swift build -c release --product blimp; BLIMP=path overrides). Results go in
@@ -13,7 +15,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 devices=${1:-50000}
-concurrency=${2:-64}
+concurrency=${2:-256}
 lookup_rate=${3:-200}
 rate=${4:-}
 shift $(( $# < 4 ? $# : 4 ))

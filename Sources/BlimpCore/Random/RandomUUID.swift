@@ -2,7 +2,7 @@ import Foundation
 
 extension UUID {
     /// A random (version 4) UUID from the system's secure generator. On Linux, Foundation's `UUID()` opens
-    /// `/dev/urandom` on every call, which shows in profiles of request paths; this costs one `getrandom`.
+    /// `/dev/urandom` on every call, which shows in profiles of request paths; this costs two `getrandom` calls.
     public static func random() -> UUID {
         var generator = SystemRandomNumberGenerator()
         var bytes = (generator.next() as UInt64, generator.next() as UInt64)
