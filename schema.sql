@@ -1,8 +1,13 @@
--- Blimp's whole schema. `blimp migrate` applies it on every start; each statement is idempotent.
+-- Blimp's whole schema, in versions. `blimp migrate` applies each version once, in its own transaction,
+-- and records it in schema_migrations. Version 1 (up to the first `-- version N: name` line) is the
+-- schema from before versions were recorded: its statements are idempotent, so such a database takes it
+-- again harmlessly. Every later version must be safe to apply while the previous release still serves:
+-- add columns nullable or with a default, add CHECKs NOT VALID, and never drop or rename what the
+-- previous release reads (remove it one release later).
 --
 -- Every tenant row carries its app_id and every index on tenant rows leads with it, so one app's
 -- traffic never scans another's. Statements end with `;` at the end of a line and contain no
--- `$$` bodies: the migrator splits the file there and runs the pieces in one transaction.
+-- `$$` bodies: the migrator splits the file there.
 
 -- Apps (tenants): one iOS bundle id with its APNs credentials. Secrets are stored as SHA-256
 -- digests; the .p8 key is sealed with AES-256-GCM under BLIMP_SECRET_KEY, bound to the app key.
@@ -276,3 +281,25 @@ ALTER TABLE delivery_outcomes DROP CONSTRAINT IF EXISTS delivery_outcomes_app_id
 DROP INDEX IF EXISTS delivery_outcomes_by_token;
 CREATE INDEX IF NOT EXISTS delivery_outcomes_by_channel ON delivery_outcomes (app_id, channel_id, sent_at DESC);
 CREATE INDEX IF NOT EXISTS delivery_outcomes_by_push ON delivery_outcomes (app_id, push_id);
+
+-- version 2: pushes that fail or are cancelled
+-- A part whose delivery keeps failing is tried again after a backoff (attempts, retry_at) a bounded
+-- number of times; then it fails, and with it its push, whose report gives the reason. A push can also
+-- be cancelled while queued or failed. Finished pushes leave the claim indexes, so a name's later
+-- pushes go on.
+ALTER TABLE pushes ADD COLUMN failure_reason text;
+ALTER TABLE pushes DROP CONSTRAINT pushes_state_check;
+ALTER TABLE pushes ADD CONSTRAINT pushes_state_check
+    CHECK (state IN ('queued', 'sending', 'done', 'superseded', 'failed', 'cancelled')) NOT VALID;
+ALTER TABLE pushes VALIDATE CONSTRAINT pushes_state_check;
+ALTER TABLE push_parts ADD COLUMN attempts integer NOT NULL DEFAULT 0;
+ALTER TABLE push_parts ADD COLUMN retry_at timestamptz;
+ALTER TABLE push_parts DROP CONSTRAINT push_parts_state_check;
+ALTER TABLE push_parts ADD CONSTRAINT push_parts_state_check
+    CHECK (state IN ('queued', 'sending', 'done', 'superseded', 'failed', 'cancelled')) NOT VALID;
+ALTER TABLE push_parts VALIDATE CONSTRAINT push_parts_state_check;
+-- An end's dismissal date, which workers record on the activities it ends: a column, so that workers never
+-- read it back out of the APNs body. Ends still queued take theirs from their body once, here.
+ALTER TABLE pushes ADD COLUMN dismissal_date timestamptz;
+UPDATE pushes SET dismissal_date = to_timestamp((apns_body::jsonb #>> '{aps,dismissal-date}')::double precision)
+WHERE event = 'end' AND state IN ('queued', 'sending') AND apns_body::jsonb #> '{aps,dismissal-date}' IS NOT NULL;

@@ -12,13 +12,21 @@ import Testing
 @Suite(.enabled(if: TestDatabase.isEnabled)) struct CLITests {
     let serverKey = TestKeys.serverKeyBase64()
 
-    @Test func migrateTwiceIsHarmless() async throws {
+    @Test func migrateAppliesEachVersionOnceAndStatusListsThem() async throws {
         try await TestDatabase.withFreshDatabase(migrated: false) { url, _ in
-            for _ in 0..<2 {
-                let result = try await BlimpProcess.run(["migrate"], environment: ["DATABASE_URL": url])
-                #expect(result.status == 0, "\(result.stderr)")
-                #expect(result.stdout.contains("statements applied"))
-            }
+            let environment = ["DATABASE_URL": url]
+            let pending = try await BlimpProcess.run(["migrate", "--status"], environment: environment)
+            #expect(pending.status == 0, "\(pending.stderr)")
+            let first = pending.stdout.split(separator: "\n").first ?? ""
+            #expect(first.hasPrefix("1  baseline ") && first.hasSuffix("  pending"), "\(pending.stdout)")
+            let migrated = try await BlimpProcess.run(["migrate"], environment: environment)
+            #expect(migrated.status == 0, "\(migrated.stderr)")
+            #expect(migrated.stdout.contains("to version \(Schema.latestVersion): applied 1 (baseline), 2 ("), "\(migrated.stdout)")
+            let second = try await BlimpProcess.run(["migrate"], environment: environment)
+            #expect(second.stdout.contains("applied none pending"), "\(second.stdout)")
+            let status = try await BlimpProcess.run(["migrate", "--status"], environment: environment)
+            let lines = status.stdout.split(separator: "\n")
+            #expect(lines.count == Schema.latestVersion && lines.allSatisfy { $0.contains("  applied 20") }, "\(status.stdout)")
         }
     }
 

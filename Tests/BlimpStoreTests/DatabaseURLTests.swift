@@ -54,8 +54,25 @@ import Testing
         )
     }
 
+    @Test func versionLinesCutTheSchemaIntoMigrations() {
+        let sql = """
+            CREATE TABLE a (x int);
+            -- version 2: add y
+            ALTER TABLE a ADD COLUMN y int;
+            -- version 3: index y
+            CREATE INDEX a_y ON a (y);
+            """
+        #expect(
+            Schema.migrations(in: sql) == [
+                .init(version: 1, name: "baseline", statements: ["CREATE TABLE a (x int);"]),
+                .init(version: 2, name: "add y", statements: ["ALTER TABLE a ADD COLUMN y int;"]),
+                .init(version: 3, name: "index y", statements: ["CREATE INDEX a_y ON a (y);"]),
+            ]
+        )
+    }
+
     @Test func theShippedSchemaHasEveryTable() {
-        let creates = Schema.statements.filter { $0.hasPrefix("CREATE TABLE") }.map { $0.split(separator: " ")[5] }
+        let creates = Schema.migrations.flatMap(\.statements).filter { $0.hasPrefix("CREATE TABLE") }.map { $0.split(separator: " ")[5] }
         #expect(
             creates == [
                 "apps", "named_users", "channels", "channel_tags", "named_user_tags", "live_activities",

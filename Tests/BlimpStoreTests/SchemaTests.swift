@@ -6,24 +6,63 @@ import Testing
 @testable import BlimpStore
 
 @Suite(.enabled(if: TestDatabase.isEnabled)) struct SchemaTests {
-    @Test func applyingTwiceIsHarmless() async throws {
+    @Test func eachVersionIsAppliedOnceAndRecorded() async throws {
         try await TestDatabase.withFreshDatabase(migrated: false) { _, client in
-            try await Schema.apply(to: client, logger: TestDatabase.logger)
-            try await Schema.apply(to: client, logger: TestDatabase.logger)
-            let rows = try await client.query(
-                "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'",
-                logger: TestDatabase.logger
-            )
-            for try await count in rows.decode(Int.self) { #expect(count == 13) }
+            let first = try await Schema.apply(to: client, logger: TestDatabase.logger)
+            #expect(first == Schema.migrations)
+            let second = try await Schema.apply(to: client, logger: TestDatabase.logger)
+            #expect(second.isEmpty)
+            let versions = try await client.query(
+                "SELECT version FROM schema_migrations ORDER BY version", logger: TestDatabase.logger
+            ).decode(Int.self).array()
+            #expect(versions == Array(1...Schema.latestVersion))
+            let tables = try await client.query(
+                "SELECT count(*)::int FROM pg_tables WHERE schemaname = 'public'", logger: TestDatabase.logger
+            ).decode(Int.self).array()
+            #expect(tables == [14])
         }
     }
 
-    @Test func concurrentRunsWaitForEachOther() async throws {
+    /// A database set up before versions were recorded (schema.sql applied whole, no history) takes version 1
+    /// again harmlessly, keeps its rows, and is recorded as up to date.
+    @Test func aDatabaseFromBeforeVersionsIsAdopted() async throws {
         try await TestDatabase.withFreshDatabase(migrated: false) { _, client in
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                for _ in 0..<4 { group.addTask { try await Schema.apply(to: client, logger: TestDatabase.logger) } }
-                try await group.waitForAll()
+            for statement in Schema.migrations[0].statements {
+                try await client.query(PostgresQuery(unsafeSQL: statement), logger: TestDatabase.logger)
             }
+            try await client.query(
+                "INSERT INTO activity_names VALUES (1, 'kept', 7, \(UUID()))", logger: TestDatabase.logger)
+            try await Schema.apply(to: client, logger: TestDatabase.logger)
+            let kept = try await client.query("SELECT name FROM activity_names", logger: TestDatabase.logger)
+                .decode(String.self).array()
+            #expect(kept == ["kept"])
+            let status = try await Schema.status(of: client, logger: TestDatabase.logger)
+            #expect(status.map(\.version) == Array(1...Schema.latestVersion) && status.allSatisfy { $0.appliedAt != nil })
+        }
+    }
+
+    /// A version recorded by a newer binary is listed, and this binary's apply leaves it alone.
+    @Test func statusListsPendingVersionsAndNewerOnes() async throws {
+        try await TestDatabase.withFreshDatabase(migrated: false) { _, client in
+            let pending = try await Schema.status(of: client, logger: TestDatabase.logger)
+            #expect(pending.map(\.version) == Schema.migrations.map(\.version) && pending.allSatisfy { $0.appliedAt == nil })
+            try await Schema.apply(to: client, logger: TestDatabase.logger)
+            let newer = Schema.latestVersion + 1
+            try await client.query(
+                "INSERT INTO schema_migrations (version, name) VALUES (\(newer), 'future')", logger: TestDatabase.logger)
+            #expect(try await Schema.apply(to: client, logger: TestDatabase.logger).isEmpty)
+            let status = try await Schema.status(of: client, logger: TestDatabase.logger)
+            #expect(status.last?.version == newer && status.last?.name == "future")
+        }
+    }
+
+    @Test func concurrentRunsApplyEachVersionOnce() async throws {
+        try await TestDatabase.withFreshDatabase(migrated: false) { _, client in
+            let applied = try await withThrowingTaskGroup(of: [Schema.Migration].self) { group in
+                for _ in 0..<4 { group.addTask { try await Schema.apply(to: client, logger: TestDatabase.logger) } }
+                return try await group.reduce(into: [Int]()) { $0 += $1.map(\.version) }
+            }
+            #expect(applied.sorted() == Array(1...Schema.latestVersion))
         }
     }
 
@@ -37,7 +76,7 @@ import Testing
                 JOIN pg_class t ON t.oid = i.indrelid
                 JOIN pg_namespace n ON n.oid = t.relnamespace AND n.nspname = 'public'
                 JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum = i.indkey[0]
-                WHERE t.relname <> 'apps'
+                WHERE t.relname NOT IN ('apps', 'schema_migrations')
                 """,
                 logger: TestDatabase.logger
             )
@@ -63,6 +102,7 @@ import Testing
                 VALUES (1, \(pushID), \(UUID()), 'sending', 'alert', '"all"', '{}', \(cursor))
                 """,
                 logger: TestDatabase.logger)
+            try await client.query("DELETE FROM schema_migrations WHERE version = 1", logger: TestDatabase.logger)
             try await Schema.apply(to: client, logger: TestDatabase.logger)
             let parts = try await client.query(
                 "SELECT part, state, cursor_channel_id FROM push_parts WHERE push_id = \(pushID)", logger: TestDatabase.logger

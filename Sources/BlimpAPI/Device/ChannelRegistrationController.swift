@@ -57,7 +57,13 @@ struct ChannelRegistrationController: Sendable {
         try await AirshipError.whenMissing(.notFound("Channel")) {
             try await self.channels.apply(batch, channelID: channelID, appID: caller.app.id)
         }
-        return AirshipJSON.ok()
+        guard let first = batch.skipped.first else { return AirshipJSON.ok() }
+        // 200 all the same: the SDK would drop the whole batch on a 4xx. The skipped entries are named in the answer.
+        context.logger.notice(
+            "batch entries skipped",
+            metadata: ["channel": "\(channelID.lowercaseString)", "skipped": "\(batch.skipped.count)", "first": "\(first)"])
+        let skipped = batch.skipped.map { RawJSON.object([.init("path", .string($0.path)), .init("error", .string($0.message))]) }
+        return AirshipJSON.response(json: RawJSON.object([.init("ok", .bool(true)), .init("skipped", .array(skipped))]).text)
     }
 
     /// The `channel` of `{"channel": {…}, "identity_hints": {…}}`; the hints are not used.

@@ -76,7 +76,7 @@ struct ChannelController: Sendable {
             }
             ids.append(id)
         }
-        try await self.channels.uninstall(channelIDs: ids, appID: caller.app.id)
+        try await self.channels.uninstall(channelIDs: ids.uniqued(), appID: caller.app.id)
         return AirshipJSON.ok()
     }
 
@@ -122,7 +122,7 @@ struct ChannelController: Sendable {
                     throw AirshipError.invalid(InvalidField("audience", "\"\(text)\" is not a channel id"))
                 }
                 return id
-            }
+            }.uniqued()
         }
     }
 

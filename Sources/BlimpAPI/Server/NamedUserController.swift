@@ -71,7 +71,7 @@ struct NamedUserController: Sendable {
             return try AirshipJSON.response(NamedUserAnswer(namedUser: record))
         }
         let limit = try Paging.limit(query["limit"].map(String.init), maximum: Self.maximumPage)
-        let start = query["start"].map(String.init)
+        let start = try query["start"].map { text throws(InvalidField) in try NamedUserID.check(String(text), path: "start") }
         let page = try await self.namedUsers.list(appID: caller.app.id, start: start, limit: limit + 1)
         let nextPage = page.count > limit
             ? "\(self.publicURL.base(for: request))/api/named_users?limit=\(limit)&start=\(Self.queryEscaped(page[limit].namedUserID))"
@@ -82,11 +82,12 @@ struct NamedUserController: Sendable {
         )
     }
 
+    /// The ids, each once, in the order first named.
     private static func check(_ ids: [String], path: String) throws -> [String] {
         guard (1...Self.maximumPage).contains(ids.count) else {
             throw AirshipError.invalid(InvalidField(path, "name 1 to \(Self.maximumPage) named users"))
         }
-        return try ids.map { id throws(InvalidField) in try NamedUserID.check(id, path: path) }
+        return try ids.uniqued().map { id throws(InvalidField) in try NamedUserID.check(id, path: path) }
     }
 
     private static func queryEscaped(_ text: String) -> String {

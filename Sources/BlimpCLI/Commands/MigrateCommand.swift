@@ -1,13 +1,16 @@
 import ArgumentParser
 import BlimpStore
+import Foundation
 
-/// `blimp migrate`: applies schema.sql; safe to run any number of times.
+/// `blimp migrate`: applies the schema's versions the database does not have yet; safe to run any number of times,
+/// and while the previous release serves. `--status` lists the versions instead.
 struct MigrateCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "migrate",
-        abstract: "Apply the database schema (idempotent)."
+        abstract: "Apply the database schema's pending versions (each once; safe to run again)."
     )
 
+    @Flag(help: "List the schema's versions and which are applied, and change nothing.") var status = false
     @OptionGroup var database: DatabaseOptions
     @OptionGroup var logging: LoggingOptions
 
@@ -15,8 +18,27 @@ struct MigrateCommand: AsyncParsableCommand {
         let logger = self.logging.makeLogger(label: "blimp.migrate")
         let url = try self.database.resolve()
         try await url.withClient(logger: logger) { client in
-            try await Schema.apply(to: client, logger: logger)
+            if self.status {
+                print(Self.describe(try await Schema.status(of: client, logger: logger)), terminator: "")
+                return
+            }
+            let applied = try await Schema.apply(to: client, logger: logger)
+            let versions = applied.isEmpty ? "none pending" : applied.map { "\($0.version) (\($0.name))" }.joined(separator: ", ")
+            print("migrated \(url) to version \(Schema.latestVersion): applied \(versions)")
         }
-        print("migrated \(url): \(Schema.statements.count) statements applied")
+    }
+
+    /// One line per version: `2  hardening  applied 2026-11-23T14:00:00Z`, or `pending`, or from a newer blimp.
+    static func describe(_ versions: [Schema.Status]) -> String {
+        let width = versions.map(\.name.count).max() ?? 0
+        return versions.map { status in
+            let state =
+                if let at = status.appliedAt {
+                    "applied \(at.formatted(.iso8601))" + (status.version > Schema.latestVersion ? " (by a newer blimp)" : "")
+                } else {
+                    "pending"
+                }
+            return "\(status.version)  \(status.name.padding(toLength: width, withPad: " ", startingAt: 0))  \(state)\n"
+        }.joined()
     }
 }

@@ -1,9 +1,14 @@
 /// Reads JSON text into ``RawJSON``, byte by byte. Rejects what RFC 8259 rejects, plus duplicate keys in an object
-/// (which would leave a payload's meaning to chance) and nesting deeper than ``maximumDepth``. Errors name the line
-/// and column, as Airship's error details do.
+/// (which would leave a payload's meaning to chance), nesting deeper than ``maximumDepth``, and what Blimp could
+/// accept but neither store nor deliver: `\u0000` in a string (PostgreSQL's `text` and `jsonb` cannot hold it) and a
+/// number a `Double` cannot carry (infinite, a non-zero that rounds to zero, or longer than
+/// ``maximumNumberLength``: `jsonb` refuses such numbers, and a device's `JSONDecoder` could not read them). Errors
+/// name the line and column, as Airship's error details do.
 public struct RawJSONParser {
     /// How deeply arrays and objects may nest.
     public static let maximumDepth = 64
+    /// The longest number literal, in characters.
+    public static let maximumNumberLength = 64
     /// Up to this many members, an object checks a new key against its members one by one.
     private static let linearKeySearch = 16
 
@@ -175,6 +180,10 @@ public struct RawJSONParser {
                 scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
             }
             guard let unicode = Unicode.Scalar(scalar) else { throw self.error("a \\u escape is half of a surrogate pair") }
+            guard scalar != 0 else {
+                self.index -= 6
+                throw self.error("a string must not contain \\u0000 (NUL)")
+            }
             utf8.append(contentsOf: String(Character(unicode)).utf8)
         default:
             self.index -= 1
@@ -217,7 +226,23 @@ public struct RawJSONParser {
             if self.peek(UInt8(ascii: "+")) || self.peek(UInt8(ascii: "-")) { self.index += 1 }
             guard self.digits() > 0 else { throw self.error("a number needs digits in its exponent") }
         }
-        return String(decoding: self.bytes[start..<self.index], as: UTF8.self)
+        let literal = String(decoding: self.bytes[start..<self.index], as: UTF8.self)
+        guard self.index - start <= Self.maximumNumberLength, let value = Double(literal), value.isFinite,
+            value != 0 || !Self.hasNonZeroDigit(self.bytes[start..<self.index])
+        else {
+            self.index = start
+            throw self.error("a number must fit a 64-bit floating-point value (finite, not rounding to zero, at most \(Self.maximumNumberLength) characters)")
+        }
+        return literal
+    }
+
+    /// Whether a number literal's significand has a digit other than 0.
+    private static func hasNonZeroDigit(_ literal: ArraySlice<UInt8>) -> Bool {
+        for byte in literal {
+            if byte == UInt8(ascii: "e") || byte == UInt8(ascii: "E") { return false }
+            if (UInt8(ascii: "1")...UInt8(ascii: "9")).contains(byte) { return true }
+        }
+        return false
     }
 
     private mutating func digits() -> Int {

@@ -121,8 +121,7 @@ public indirect enum Audience: Sendable, Equatable {
 
     private static func name(_ value: RawJSON, at path: String, what: String) throws(InvalidField) -> String {
         guard case .string(let text) = value else { throw InvalidField(path, "expected \(what), not \(value.kind)") }
-        guard (1...128).contains(text.count) else { throw InvalidField(path, "\(what) has 1 to 128 characters") }
-        return text
+        return try TextLimit.name.check(text, at: path, what)
     }
 
     /// The audience in a normal form workers resolve: `"all"`, `{"tag": t, "group": g}`, `{"channel": id}`,

@@ -29,6 +29,12 @@ public struct LiveActivityNotification: Sendable, Equatable {
         "dismissal_date", "relevance_score", "timestamp",
     ]
 
+    /// A name or type, within the limits the device API keeps (``TextLimit/activity``), so that whatever a device
+    /// tracks can be pushed to.
+    private static func activityText(_ reader: JSONObjectReader, _ key: String) throws(InvalidField) -> String? {
+        try reader.string(key).map { text throws(InvalidField) in try TextLimit.activity.check(text, at: reader.path(of: key), key) }
+    }
+
     static func parse(_ value: RawJSON, at path: String) throws(InvalidField) -> LiveActivityNotification {
         let reader = try JSONObjectReader(value, at: path, allowed: Self.keys)
         let eventName = try reader.required("event") { key throws(InvalidField) in
@@ -37,9 +43,9 @@ public struct LiveActivityNotification: Sendable, Equatable {
         let event = Event(rawValue: eventName)!
         let notification = LiveActivityNotification(
             event: event,
-            name: try reader.required("name") { key throws(InvalidField) in try reader.string(key, maximumLength: 256) },
+            name: try reader.required("name") { key throws(InvalidField) in try Self.activityText(reader, key) },
             contentState: try reader.object("content_state"),
-            attributesType: try reader.string("attributes_type", maximumLength: 256),
+            attributesType: try Self.activityText(reader, "attributes_type"),
             attributes: try reader.object("attributes"),
             alert: try Self.alert(reader),
             priority: Int(try reader.integer("priority", in: 0...100) ?? 10),

@@ -104,9 +104,8 @@ public struct ChannelRegistration: Sendable, Equatable {
             throw InvalidField("tags", error.message)
         }
         for (path, text) in [("locale_language", self.localeLanguage), ("locale_country", self.localeCountry),
-                             ("timezone", self.timezone), ("alias", self.alias), ("ios.tz", self.ios?.tz)]
-        where (text?.count ?? 0) > 128 {
-            throw InvalidField(path, "\(path) is at most 128 characters")
+                             ("timezone", self.timezone), ("alias", self.alias), ("ios.tz", self.ios?.tz)] {
+            if let text { try TextLimit.label.check(text, at: path, path) }
         }
         return CheckedChannelRegistration(fields: self, pushAddress: pushAddress, tags: tags)
     }

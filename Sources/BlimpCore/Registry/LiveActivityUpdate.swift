@@ -15,9 +15,6 @@ public enum LiveActivityUpdate: Sendable, Equatable {
     case setStartToken(attributesType: String, token: String, actionMilliseconds: Int64)
     /// The push-to-start token for `attributesType` is no longer valid.
     case removeStartToken(attributesType: String, actionMilliseconds: Int64)
-
-    /// The longest activity name or attributes type accepted.
-    public static let maximumNameLength = 256
 }
 
 /// A `live_activities` entry as the SDK writes it; ``checked()`` turns it into a ``LiveActivityUpdate``.
@@ -35,14 +32,15 @@ public struct LiveActivityUpdateEntry: Sendable {
     /// Reads the entry found at `path`; keys Blimp has no use for are ignored.
     public init(json: RawJSON, at path: String) throws(InvalidField) {
         let entry = try JSONObjectReader(json, at: path, allowed: nil)
-        let anyInteger = Int64.min...Int64.max
         self.action = try entry.required("action") { key throws(InvalidField) in try entry.string(key, allowsEmpty: true) }
         self.type = try entry.string("type", allowsEmpty: true)
         self.id = try entry.string("id", allowsEmpty: true)
         self.name = try entry.string("name", allowsEmpty: true)
         self.token = try entry.string("token", allowsEmpty: true)
-        self.startMilliseconds = try entry.integer("start_ts_ms", in: anyInteger)
-        self.actionMilliseconds = try entry.required("action_ts_ms") { key throws(InvalidField) in try entry.integer(key, in: anyInteger) }
+        self.startMilliseconds = try entry.integer("start_ts_ms", in: TimeWindow.milliseconds)
+        self.actionMilliseconds = try entry.required("action_ts_ms") { key throws(InvalidField) in
+            try entry.integer(key, in: TimeWindow.milliseconds)
+        }
         self.attributesType = try entry.string("attributes_type", allowsEmpty: true)
     }
 
@@ -51,15 +49,14 @@ public struct LiveActivityUpdateEntry: Sendable {
         guard self.action == "set" || self.action == "remove" else {
             throw InvalidField("action", "action is set or remove")
         }
-        guard self.actionMilliseconds >= 0 else { throw InvalidField("action_ts_ms", "a timestamp is not negative") }
         switch self.type ?? "update_token" {
         case "update_token":
             let name = try Self.required(self.name, "name")
             let id = try Self.required(self.id, "id")
-            guard let start = self.startMilliseconds, start >= 0 else {
+            guard let start = self.startMilliseconds else {
                 throw InvalidField("start_ts_ms", "start_ts_ms is required for an update token")
             }
-            let startedAt = Date(timeIntervalSince1970: Double(start) / 1000)
+            let startedAt = TimeWindow.date(milliseconds: start)
             guard self.action == "set" else {
                 return .removeActivity(name: name, activityID: id, startedAt: startedAt, actionMilliseconds: self.actionMilliseconds)
             }
@@ -87,9 +84,6 @@ public struct LiveActivityUpdateEntry: Sendable {
 
     private static func required(_ value: String?, _ path: String) throws(InvalidField) -> String {
         guard let value, !value.isEmpty else { throw InvalidField(path, "\(path) is required") }
-        guard value.count <= LiveActivityUpdate.maximumNameLength else {
-            throw InvalidField(path, "\(path) is at most \(LiveActivityUpdate.maximumNameLength) characters")
-        }
-        return value
+        return try TextLimit.activity.check(value, at: path, path)
     }
 }

@@ -1,11 +1,12 @@
 import Foundation
 
-/// The rules for a named user id (reference: airship-api.md §1.3, §5.1): 1 to 128 characters, no surrounding white
-/// space.
+/// The rules for a named user id (reference: airship-api.md §1.3, §5.1): 1 to 128 characters (at most 512 bytes), no
+/// surrounding white space.
 public enum NamedUserID {
     /// `id` if it follows the rules, else why not.
     public static func check(_ id: String, path: String) throws(InvalidField) -> String {
-        guard (1...128).contains(id.count), id.trimmingCharacters(in: .whitespacesAndNewlines) == id else {
+        try TextLimit.name.check(id, at: path, "a named user id")
+        guard id.trimmingCharacters(in: .whitespacesAndNewlines) == id else {
             throw InvalidField(path, "a named user id is 1 to 128 characters without surrounding white space")
         }
         return id

@@ -31,8 +31,8 @@ public struct TagOperations: Sendable, Equatable {
 
     public var isEmpty: Bool { self.add.isEmpty && self.remove.isEmpty && self.set.isEmpty }
 
-    /// The limits of a tag request (reference: airship-api.md §2.3): group names and tags 1–128 characters, at most
-    /// 100 tags per group. With `exclusiveSet` (the server APIs), `set` cannot come with `add` or `remove`, and
+    /// The limits of a tag request (reference: airship-api.md §2.3): group names and tags 1–128 characters (and at most
+    /// 512 bytes, ``TextLimit/name``), at most 100 tags per group. With `exclusiveSet` (the server APIs), `set` cannot come with `add` or `remove`, and
     /// something must be asked.
     public func validate(exclusiveSet: Bool) throws(InvalidField) {
         if exclusiveSet {
@@ -43,15 +43,11 @@ public struct TagOperations: Sendable, Equatable {
         }
         for (operation, groups) in [("add", self.add), ("remove", self.remove), ("set", self.set)] {
             for (group, tags) in groups {
-                guard (1...128).contains(group.count) else {
-                    throw InvalidField(operation, "a tag group name is 1 to 128 characters")
-                }
+                try TextLimit.name.check(group, at: operation, "a tag group name")
                 guard tags.count <= 100 else {
                     throw InvalidField("\(operation).\(group)", "at most 100 tags per group in one request")
                 }
-                for tag in tags where !(1...128).contains(tag.count) {
-                    throw InvalidField("\(operation).\(group)", "a tag is 1 to 128 characters")
-                }
+                for tag in tags { try TextLimit.name.check(tag, at: "\(operation).\(group)", "a tag") }
             }
         }
     }

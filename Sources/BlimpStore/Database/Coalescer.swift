@@ -4,7 +4,10 @@ import Synchronization
 /// that arrive meanwhile wait and go together in the next one. When the database keeps up, a request is flushed
 /// alone at once; under load, batches grow and each row costs a fraction of a statement and a commit.
 ///
-/// A request's answer comes after its flush commits, so nothing is acknowledged before it is durable.
+/// A request's answer comes after its flush commits, so nothing is acknowledged before it is durable. A request never
+/// fails for another's sake: when a batch of several fails, each of its requests is flushed again alone, so only the
+/// one at fault gets the error (callers check what they can before they submit; this is for what only the database
+/// finds).
 final class Coalescer<Input: Sendable, Output: Sendable>: Sendable {
     /// Writes `inputs` and returns one output per input, in order.
     typealias Flush = @Sendable ([Input]) async throws -> [Output]
@@ -53,9 +56,21 @@ final class Coalescer<Input: Sendable, Output: Sendable>: Sendable {
                 let outputs = try await self.flush(batch.map(\.input))
                 precondition(outputs.count == batch.count, "a flush returns one output per input")
                 for (request, output) in zip(batch, outputs) { request.continuation.resume(returning: output) }
+            } catch where batch.count > 1 {
+                for request in batch { await self.flushAlone(request) }
             } catch {
                 for request in batch { request.continuation.resume(throwing: error) }
             }
+        }
+    }
+
+    private func flushAlone(_ request: (input: Input, continuation: CheckedContinuation<Output, any Error>)) async {
+        do {
+            let outputs = try await self.flush([request.input])
+            precondition(outputs.count == 1, "a flush returns one output per input")
+            request.continuation.resume(returning: outputs[0])
+        } catch {
+            request.continuation.resume(throwing: error)
         }
     }
 }

@@ -99,7 +99,7 @@ public struct ChannelStore: Sendable {
     public func apply(_ batch: CheckedChannelBatch, channelID: UUID, appID: Int64) async throws(StoreError) {
         // An activity entry proves the channel is the app's (a foreign key, or the token writer's join); else ask.
         if !batch.tags.isEmpty || !batch.attributes.isEmpty || batch.liveActivities.isEmpty {
-            try await self.transaction(needed: !batch.tags.isEmpty || batch.attributes.count > 1) { connection in
+            try await self.transaction(needed: !batch.tags.isEmpty) { connection in
                 let rows = try await connection.query(
                     "SELECT 1 FROM channels WHERE app_id = \(appID) AND channel_id = \(channelID) FOR SHARE",
                     logger: self.logger
@@ -107,14 +107,8 @@ public struct ChannelStore: Sendable {
                 guard try await rows.collect().count == 1 else { throw StoreError.notFound }
                 try await TagWriter.channels.apply(
                     batch.tags, appID: appID, owners: [channelID.lowercased], on: connection, logger: self.logger)
-                for (key, value) in batch.attributes {
-                    let change: PostgresQuery =
-                        if let value {
-                            "UPDATE channels SET attributes = attributes || jsonb_build_object(\(key), \(try JSONText(value).text)::jsonb) WHERE app_id = \(appID) AND channel_id = \(channelID)"
-                        } else {
-                            "UPDATE channels SET attributes = attributes - \(key) WHERE app_id = \(appID) AND channel_id = \(channelID)"
-                        }
-                    try await connection.query(change, logger: self.logger)
+                if !batch.attributes.isEmpty {
+                    try await Self.changeAttributes(batch.attributes, channelID: channelID, appID: appID, on: connection, logger: self.logger)
                 }
             }
         }
@@ -144,6 +138,30 @@ public struct ChannelStore: Sendable {
             }
             try await StoreError.mapping { try await self.client.query(statement, logger: self.logger) }
         }
+    }
+
+    /// Applies attribute changes in one statement: their net effect (the last change of each key wins), with new
+    /// keys left out when the channel would keep more than ``CheckedChannelBatch/maximumAttributesPerChannel``.
+    private static func changeAttributes(
+        _ changes: [(key: String, value: JSONValue?)], channelID: UUID, appID: Int64, on connection: PostgresConnection, logger: Logger
+    ) async throws {
+        var net: [String: JSONValue?] = [:]
+        for (key, value) in changes { net[key] = .some(value) }
+        let sets = try JSONText(JSONValue.object(net.compactMapValues { $0 })).text
+        let removals = net.filter { $0.value == nil }.map(\.key)
+        try await connection.query(
+            """
+            UPDATE channels SET attributes = CASE
+                WHEN (SELECT count(*) FROM jsonb_object_keys((attributes - \(removals)::text[]) || \(sets)::jsonb))
+                     <= \(CheckedChannelBatch.maximumAttributesPerChannel)
+                THEN (attributes - \(removals)::text[]) || \(sets)::jsonb
+                ELSE (attributes - \(removals)::text[]) || (
+                    SELECT coalesce(jsonb_object_agg(s.key, s.value), '{}') FROM jsonb_each(\(sets)::jsonb) s
+                    WHERE attributes ? s.key)
+                END
+            WHERE app_id = \(appID) AND channel_id = \(channelID)
+            """,
+            logger: logger)
     }
 
     // MARK: - Server API

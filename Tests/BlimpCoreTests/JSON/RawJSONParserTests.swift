@@ -55,16 +55,16 @@ import Testing
     }
 
     @Test func escapesAreDecodedAndWrittenBack() throws {
-        let json = try Self.parse(#"["a\nb\"c\\d\u00e9\ud83d\ude00\/\t\b\f\r\u0001\u001F\u0000"]"#)
-        #expect(json == .array([.string("a\nb\"c\\dé😀/\t\u{8}\u{C}\r\u{1}\u{1F}\u{0}")]))
-        #expect(json.text == #"["a\nb\"c\\dé😀/\t\u0008\u000c\r\u0001\u001f\u0000"]"#)
+        let json = try Self.parse(#"["a\nb\"c\\d\u00e9\ud83d\ude00\/\t\b\f\r\u0001\u001F"]"#)
+        #expect(json == .array([.string("a\nb\"c\\dé😀/\t\u{8}\u{C}\r\u{1}\u{1F}")]))
+        #expect(json.text == #"["a\nb\"c\\dé😀/\t\u0008\u000c\r\u0001\u001f"]"#)
         // Escaped keys too, and upper-case hex.
         let object = try Self.parse(#"{"\u00C9t\u00e9":1,"q\"k":2}"#)
         #expect(object.text == #"{"Été":1,"q\"k":2}"#)
     }
 
     @Test func writtenStringsAreReadBackUnchanged() throws {
-        let strings = ["", "plain", "quote \" backslash \\ slash /", "\u{0}\u{1}\u{1F}\u{7F}", "line\nfeed\r\ttab", "é😀\u{2028}"]
+        let strings = ["", "plain", "quote \" backslash \\ slash /", "\u{1}\u{1F}\u{7F}", "line\nfeed\r\ttab", "é😀\u{2028}"]
         for string in strings {
             let text = RawJSON.array([.string(string)]).text
             #expect(try Self.parse(text) == .array([.string(string)]), "\(text)")
@@ -122,6 +122,25 @@ import Testing
         for repeated in [0, 15, 16, 39] {
             let text = "{" + (keys + ["\"k\(repeated)\":0"]).joined(separator: ",") + "}"
             #expect(Self.syntaxError(text)?.message == "the key 'k\(repeated)' appears twice")
+        }
+    }
+
+    /// What PostgreSQL's jsonb or a device's JSONDecoder could not take is refused at the parse, where it can be
+    /// answered with its position, never later as a database error (or a 500 for other apps' writes beside it).
+    @Test func nulAndUnstorableNumbersAreRefusedWhereTheyStand() throws {
+        let cases: [(String, String, Int)] = [
+            (#"{"a": "x\u0000y"}"#, "a string must not contain \\u0000 (NUL)", 9),
+            (#"[1e1000000]"#, "a number must fit", 2),
+            (#"[-1e309]"#, "a number must fit", 2),
+            (#"[1e-20000]"#, "a number must fit", 2),
+            ("[0." + String(repeating: "1", count: 70) + "]", "a number must fit", 2),
+        ]
+        for (text, message, column) in cases {
+            let error = try #require(Self.syntaxError(text), "\(text)")
+            #expect(error.message.hasPrefix(message) && error.column == column, "\(text): \(error)")
+        }
+        for text in ["[0e-20000]", "[-0.0e5]", "[1e308]", "[4.9e-324]", "[9000000000000000000]", #"["\u0001"]"#] {
+            #expect(Self.syntaxError(text) == nil, "\(text)")
         }
     }
 

@@ -90,8 +90,8 @@ enum PushInput {
         #expect(either.json.text == #"{"or":[{"tag":"a","group":"g"},{"tag":"b","group":"g"}]}"#)
         #expect(try Self.audience(#"{"tag": ["a"]}"#) == .tag("a", group: "device"))
         #expect(try Self.refusal(#"{"tag": []}"#) == InvalidField("audience.tag", "must not be an empty array"))
-        #expect(try Self.refusal(#"{"tag": ["a", ""]}"#) == InvalidField("audience.tag[1]", "a tag has 1 to 128 characters"))
-        #expect(try Self.refusal(#"{"tag": ""}"#) == InvalidField("audience.tag", "a tag has 1 to 128 characters"))
+        #expect(try Self.refusal(#"{"tag": ["a", ""]}"#) == InvalidField("audience.tag[1]", "a tag is 1 to 128 characters and at most 512 bytes"))
+        #expect(try Self.refusal(#"{"tag": ""}"#) == InvalidField("audience.tag", "a tag is 1 to 128 characters and at most 512 bytes"))
         #expect(try Self.refusal(#"{"tag": "\#(String(repeating: "t", count: 129))"}"#)?.path == "audience.tag")
         #expect(try Self.audience(#"{"tag": "\#(String(repeating: "t", count: 128))"}"#) == .tag(String(repeating: "t", count: 128), group: "device"))
     }
@@ -264,7 +264,7 @@ enum PushInput {
         #expect(try Self.refusal(#""event": "end""#) == InvalidField("\(Self.path).name", "name is required"))
         #expect(try Self.refusal(#""event": "end", "name": """#) == InvalidField("\(Self.path).name", "must not be empty"))
         #expect(try Self.refusal(#""event": "end", "name": 42"#) == InvalidField("\(Self.path).name", "expected a string, not a number"))
-        #expect(try Self.refusal(#""event": "end", "name": "\#(String(repeating: "n", count: 257))""#) == InvalidField("\(Self.path).name", "must be at most 256 bytes"))
+        #expect(try Self.refusal(#""event": "end", "name": "\#(String(repeating: "n", count: 257))""#) == InvalidField("\(Self.path).name", "name is 1 to 256 characters and at most 1024 bytes"))
     }
 
     @Test func priorityIs5Or10() throws {
