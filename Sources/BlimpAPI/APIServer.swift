@@ -59,6 +59,7 @@ public enum APIServer {
             auth: auth,
             intake: PushIntake(client: database, logger: logger, now: configuration.now),
             reports: PushReports(client: database, logger: logger),
+            control: PushControl(client: database, logger: logger),
             publicURL: publicURL,
             now: configuration.now
         ).addRoutes(to: api)

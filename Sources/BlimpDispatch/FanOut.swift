@@ -38,7 +38,7 @@ struct FanOut {
         while !next.isEmpty {
             if try await self.store.isSuperseded(push) {
                 push.counts.superseded = try await self.store.remainingTargets(of: push, now: self.now())
-                try await self.store.finish(push, state: "superseded", worker: self.worker, now: self.now())
+                try await self.store.finish(push, state: .superseded, worker: self.worker, now: self.now())
                 return .superseded
             }
             let batch = next
@@ -60,11 +60,16 @@ struct FanOut {
                 _ = try? await following
                 return .abandoned
             }
+            // Recorded first, so the report shows what APNs answered; then the push fails, as every token would.
+            if let refusal = outcomes.lazy.compactMap({ $0.reason.map(APNsReason.init(rawValue:)) }).first(where: APNsReason.refusingTheApp.contains) {
+                _ = try? await following
+                throw DispatchFailure.refused(refusal)
+            }
             next = try await following
             // A shutdown lets the batch in flight finish and be recorded, then gives the part back.
             if Task.isShuttingDownGracefully || Task.isCancelled { return .abandoned }
         }
-        try await self.store.finish(push, state: "done", worker: self.worker, now: self.now())
+        try await self.store.finish(push, state: .done, worker: self.worker, now: self.now())
         return .done
     }
 

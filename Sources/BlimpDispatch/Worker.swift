@@ -76,23 +76,66 @@ public final class Worker: Service, Sendable {
                 guard let push = try await self.store.claim(worker: self.name, now: self.now(), lease: self.configuration.lease) else {
                     return
                 }
-                try await self.deliver(push)
+                await self.deliver(push)
+            } catch StoreError.unreadablePush(_, let pushID, let reason) {
+                self.logger.error("push failed: it cannot be read", metadata: ["push.id": "\(pushID.lowercaseString)", "error": "\(reason)"])
             } catch {
-                if !Task.isCancelled { self.logger.error("dispatch failed", metadata: ["error": "\(error)"]) }
+                if !Task.isCancelled { self.logger.error("claiming failed", metadata: ["error": "\(error)"]) }
                 return
             }
         }
     }
 
-    private func deliver(_ push: ClaimedPush) async throws {
-        let metadata: Logger.Metadata = ["push.id": "\(push.pushID.lowercaseString)", "part": "\(push.part)", "worker": "\(self.name)"]
+    /// Fans the part out with its lease renewed meanwhile. A part that fails as a whole is tried again later, or
+    /// fails its push (``DispatchStore/partFailed(appID:pushID:part:reason:permanent:worker:policy:)``).
+    private func deliver(_ push: ClaimedPush) async {
+        var metadata: Logger.Metadata = ["push.id": "\(push.pushID.lowercaseString)", "part": "\(push.part)", "worker": "\(self.name)"]
         self.logger.debug("part claimed", metadata: metadata)
-        let fanOut = FanOut(
-            store: self.store, apns: self.apns, delivery: try await self.profile(of: push.appID),
-            configuration: self.configuration, worker: self.name, now: self.now)
-        let ending = try await fanOut.run(push)
-        if case .abandoned = ending { try await self.store.release(push, worker: self.name, now: self.now()) }
-        self.logger.debug("part \(ending)", metadata: metadata)
+        do {
+            let fanOut = FanOut(
+                store: self.store, apns: self.apns, delivery: try await self.profile(of: push.appID),
+                configuration: self.configuration, worker: self.name, now: self.now)
+            let ending = try await self.renewingLease(of: push) { try await fanOut.run(push) }
+            if case .abandoned = ending { try await self.store.release(push, worker: self.name) }
+            self.logger.debug("part \(ending)", metadata: metadata)
+        } catch {
+            let failure = DispatchFailure(error)
+            metadata["error"] = "\(failure.reason)"
+            do {
+                let state = try await self.store.partFailed(
+                    appID: push.appID, pushID: push.pushID, part: push.part, reason: failure.reason, permanent: failure.isPermanent,
+                    worker: self.name, policy: self.configuration.partRetries)
+                self.logger.error(state == .failed ? "push failed" : "part failed; it will be tried again", metadata: metadata)
+            } catch {
+                // The database is gone too: the lease runs out and another attempt takes the part up.
+                metadata["record.error"] = "\(error)"
+                self.logger.error("part failed and could not be recorded", metadata: metadata)
+            }
+        }
+    }
+
+    /// Runs `body` while renewing the part's lease every third of its length, so that an APNs slower than the lease
+    /// never lets another worker take the part over and send its batch again.
+    private func renewingLease<T: Sendable>(of push: ClaimedPush, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+        try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask { try await body() }
+            group.addTask {
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: self.configuration.lease / 3)
+                    if Task.isCancelled { break }
+                    if (try? await self.store.renewLease(of: push, worker: self.name, lease: self.configuration.lease)) == false {
+                        self.logger.warning("lease lost", metadata: ["push.id": "\(push.pushID.lowercaseString)", "part": "\(push.part)"])
+                        break
+                    }
+                }
+                return nil
+            }
+            defer { group.cancelAll() }
+            while let result = try await group.next() {
+                if let result { return result }
+            }
+            preconditionFailure("the fan-out's task always returns")
+        }
     }
 
     /// The app's bundle id, key, environment and budget, read again after a minute.

@@ -10,12 +10,17 @@ public struct WorkerConfiguration: Sendable {
     /// Targets read, sent and recorded together; the checkpoint after each batch bounds what a crash sends twice.
     /// Defaults to 1,000.
     public var batchSize = 1000
-    /// How long a claim holds without a checkpoint before another worker may take the push over. Defaults to 30 s.
+    /// How long a claim holds, by the database's clock, before another worker may take the part over. The worker
+    /// renews it every third of this while the part is in flight, so only a worker that died or lost the database
+    /// loses its parts. Defaults to 30 s.
     public var lease: Duration = .seconds(30)
     /// How often a worker looks for work without being notified (expired leases). Defaults to 5 s.
     public var pollInterval: Duration = .seconds(5)
     /// Retries of one token after 429, 5xx or no answer: 5 attempts, from 200 ms doubling to at most 10 s.
     public var delivery = DeliveryPolicy(maxAttempts: 5, baseDelay: .milliseconds(200), maxDelay: .seconds(10))
+    /// Attempts at a part whose delivery fails as a whole (the database, the app's key), and the waits between them,
+    /// before its push fails.
+    public var partRetries = PartRetryPolicy()
 
     public init() {}
 }

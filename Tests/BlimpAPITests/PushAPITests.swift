@@ -169,3 +169,38 @@ import Testing
         }
     }
 }
+
+/// `POST /api/pushes/{id}/cancel` and `/retry`: a queued push can be cancelled, a failed one retried or cancelled,
+/// and anything else is a 409 naming the state.
+@Suite(.enabled(if: TestDatabase.isEnabled)) struct PushControlAPITests {
+    @Test func queuedPushesCancelAndFailedOnesRetry() async throws {
+        try await APIHarness.run { harness, client in
+            func push() async throws -> String {
+                let sent = try await client.send(.post, "/api/push", harness.master(), PushAPITests.update(UUID().uuidString))
+                return try #require((sent.body["push_ids"] as? [String])?.first)
+            }
+            let queued = try await push()
+            let cancelled = try await client.send(.post, "/api/pushes/\(queued)/cancel", harness.master())
+            #expect(cancelled.status == .ok)
+            #expect((cancelled.body["push"] as? [String: Any])?["state"] as? String == "cancelled")
+            let again = try await client.send(.post, "/api/pushes/\(queued)/cancel", harness.master())
+            #expect(again.status == .conflict)
+            #expect((again.body["details"] as? [String: Any])?["error"] as? String == "the push is cancelled")
+            #expect(try await client.send(.post, "/api/pushes/\(queued)/retry", harness.master()).status == .conflict)
+
+            let failed = try await push()
+            try await harness.database.query(
+                "UPDATE pushes SET state = 'failed', failure_reason = 'APNs refused' WHERE push_id = \(UUID(uuidString: failed)!)",
+                logger: TestDatabase.logger)
+            let report = try await client.send(.get, "/api/pushes/\(failed)", harness.master())
+            #expect((report.body["push"] as? [String: Any])?["failure_reason"] as? String == "APNs refused")
+            let retried = try await client.send(.post, "/api/pushes/\(failed)/retry", harness.master())
+            #expect(retried.status == .ok)
+            let push = try #require(retried.body["push"] as? [String: Any])
+            #expect(push["state"] as? String == "queued" && push["failure_reason"] == nil)
+
+            #expect(try await client.send(.post, "/api/pushes/\(failed)/cancel", harness.master(harness.orders)).status == .notFound)
+            #expect(try await client.send(.post, "/api/pushes/\(UUID())/retry", harness.master()).status == .notFound)
+        }
+    }
+}

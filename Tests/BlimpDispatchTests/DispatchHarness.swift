@@ -103,7 +103,7 @@ struct DispatchHarness: Sendable {
             defer { group.cancelAll() }
             for _ in 0..<600 {
                 let reports = try await pushIDs.asyncMap { try await self.report($0) }
-                if reports.allSatisfy({ ["done", "superseded", "failed"].contains($0.state) }) { return reports }
+                if reports.allSatisfy(\.state.isFinished) { return reports }
                 try await Task.sleep(for: .milliseconds(100))
             }
             Issue.record("pushes not finished in 60 s")

@@ -16,7 +16,7 @@ import Testing
             let pushID = try await harness.push(DispatchHarness.liveActivity(
                 "update", "match-1", #", "priority": 5, "content_state": {"home": 2, "p": 0.941}"#, audience: #"{"tag": "fans"}"#))
             let report = try #require(try await harness.deliver([pushID]).first)
-            #expect(report.state == "done")
+            #expect(report.state == .done)
             #expect(report.counts.targets == 12 && report.counts.sent == 12, "\(report.counts)")
 
             for device in fans {
@@ -77,7 +77,7 @@ import Testing
                 ids.append(try await harness.push(DispatchHarness.liveActivity("update", "m", #", "content_state": {"minute": \#(minute)}"#)))
             }
             let reports = try await harness.deliver(ids)
-            #expect(reports.map(\.state) == ["superseded", "superseded", "done"])
+            #expect(reports.map(\.state) == [.superseded, .superseded, .done])
             // What a superseded update did not send is counted: all of it, since the newer ones were already waiting.
             #expect(reports.map(\.counts.superseded) == [5, 5, 0] && reports.map(\.counts.sent) == [0, 0, 5], "\(reports.map(\.counts))")
             for device in devices {
@@ -150,7 +150,7 @@ import Testing
             }
             let small: (inout WorkerConfiguration) -> Void = { $0.batchSize = 40 }
             let reports = try await harness.deliver(ids, with: [harness.worker("w1", configure: small), harness.worker("w2", configure: small)])
-            #expect(reports.allSatisfy { $0.state == "done" && $0.counts.sent == 150 && $0.counts.failed.isEmpty }, "\(reports.map(\.counts))")
+            #expect(reports.allSatisfy { $0.state == .done && $0.counts.sent == 150 && $0.counts.failed.isEmpty }, "\(reports.map(\.counts))")
             for (name, group) in devices {
                 for device in group {
                     let received = harness.received(device.token)
@@ -173,7 +173,7 @@ import Testing
             let id = try await harness.push(DispatchHarness.liveActivity("update", "big", #", "content_state": {"n": 1}"#))
             let oneLoop: (inout WorkerConfiguration) -> Void = { $0.batchSize = 20; $0.concurrentPushes = 1; $0.fanOutParts = 6 }
             let report = try #require(try await harness.deliver([id], with: [harness.worker("w1", configure: oneLoop), harness.worker("w2", configure: oneLoop)]).first)
-            #expect(report.state == "done" && report.counts.targets == 240 && report.counts.sent == 240, "\(report.counts)")
+            #expect(report.state == .done && report.counts.targets == 240 && report.counts.sent == 240, "\(report.counts)")
             for device in devices { #expect(harness.received(device.token).count == 1) }
             let parts = try await harness.database.query(
                 "SELECT state, claimed_by FROM push_parts WHERE push_id = \(id)", logger: TestDatabase.logger

@@ -49,7 +49,7 @@ import Testing
                 #"{"aps":{"timestamp":1800000000,"event":"update","content-state":{"score":0.941,"Big":123456789012345678901234}}}"#
             ])
             let report = try await reports.report(submission.pushIDs[0], appID: app.id)
-            #expect(report.state == "queued")
+            #expect(report.state == .queued)
             #expect(report.name == "match-1")
             #expect(report.timestamp == 1_800_000_000)
             #expect(report.acceptedAt == Self.start)
@@ -148,6 +148,38 @@ import Testing
             #expect(last.reports.map(\.pushID) == [ids[2], ids[1], ids[0]])
             #expect(last.next == nil)
             #expect(try await reports.list(appID: other.id, limit: 10, start: nil).reports.isEmpty)
+        }
+    }
+}
+
+/// What the intake stores is exactly what a worker claims: random audiences (to the deepest nesting accepted) and
+/// content go through accept → store → claim and come back the same.
+@Suite(.enabled(if: TestDatabase.isEnabled)) struct PushRoundTripTests {
+    @Test(arguments: [1, 2, 3] as [UInt64]) func acceptedPushesAreClaimedAsAccepted(seed: UInt64) async throws {
+        try await TestDatabase.withFreshDatabase { _, client in
+            let (app, _) = try await TestApps.create(named: "Scores", in: client, serverKey: ServerKey.generate().key)
+            let intake = PushIntake(client: client, logger: TestDatabase.logger, now: { Date(timeIntervalSince1970: 1_800_000_000) })
+            let store = DispatchStore(client: client, logger: TestDatabase.logger)
+            var random = RandomPushes(seed: seed)
+            var accepted: [UUID: Push] = [:]
+            for index in 0..<30 {
+                let text = random.update(name: "name-\(index)")
+                let push = try Push.pushes(in: try RawJSONParser.parse(text.utf8))[0]
+                let submission = PushSubmission(appID: app.id, pushes: [push], idempotencyKey: nil)
+                guard case .accepted = try await intake.accept(submission) else { Issue.record("refused: \(text)"); continue }
+                accepted[submission.pushIDs[0]] = push
+            }
+            var claimed = 0
+            while let part = try await store.claim(worker: "w", now: Date(timeIntervalSince1970: 1_800_000_100), lease: .seconds(30)) {
+                claimed += 1
+                let push = try #require(accepted[part.pushID])
+                #expect(part.audience == push.audience)
+                guard case .liveActivity(let activity) = push.content else { continue }
+                let body = APNsPayload(push, timestamp: 1_800_000_000).body
+                #expect(String(decoding: part.body, as: UTF8.self) == body)
+                #expect(part.kind == .liveActivity(.update, name: activity.name, attributesType: nil))
+            }
+            #expect(claimed == accepted.count)
         }
     }
 }

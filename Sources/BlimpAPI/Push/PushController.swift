@@ -6,11 +6,12 @@ import Hummingbird
 
 /// The Push API (master secret or an API token; reference: airship-api.md §1): `POST /api/push` queues pushes and
 /// answers 202 once they are committed; `POST /api/push/validate` checks them and queues nothing. Reports
-/// (`GET /api/pushes/{id}`, `GET /api/pushes`) are a Blimp extension.
+/// (`GET /api/pushes/{id}`, `GET /api/pushes`) and `POST /api/pushes/{id}/cancel` and `/retry` are a Blimp extension.
 struct PushController: Sendable {
     let auth: Authenticator
     let intake: PushIntake
     let reports: PushReports
+    let control: PushControl
     let publicURL: PublicURL
     let now: @Sendable () -> Date
 
@@ -26,6 +27,8 @@ struct PushController: Sendable {
         router.post("push/validate") { request, _ in try await self.validate(request) }
         router.get("pushes/:push") { request, context in try await self.report(request, context) }
         router.get("pushes") { request, _ in try await self.list(request) }
+        router.post("pushes/:push/cancel") { request, context in try await self.change(request, context, "cancelled", self.control.cancel) }
+        router.post("pushes/:push/retry") { request, context in try await self.change(request, context, "retried", self.control.retry) }
     }
 
     func send(_ request: Request) async throws -> Response {
@@ -71,12 +74,30 @@ struct PushController: Sendable {
 
     func report(_ request: Request, _ context: some RequestContext) async throws -> Response {
         let caller = try await self.auth.master(request)
-        guard let text = context.parameters.get("push"), let pushID = UUID(parsing: text) else {
-            throw AirshipError.notFound("Push")
+        return try await self.answer(try Self.pushID(context), appID: caller.app.id)
+    }
+
+    /// Cancels or retries the push, then answers its report; 409 when its state forbids it.
+    private func change(
+        _ request: Request, _ context: some RequestContext, _ done: String,
+        _ change: (UUID, Int64) async throws(StoreError) -> PushControl.Outcome
+    ) async throws -> Response {
+        let caller = try await self.auth.master(request)
+        let pushID = try Self.pushID(context)
+        let outcome = try await AirshipError.whenMissing(.notFound("Push")) { try await change(pushID, caller.app.id) }
+        if case .notAllowed(let state) = outcome {
+            throw AirshipError(.conflict, "The push cannot be \(done) now.", details: .init(error: "the push is \(state.rawValue)", path: nil))
         }
-        let report = try await AirshipError.whenMissing(.notFound("Push")) {
-            try await self.reports.report(pushID, appID: caller.app.id)
-        }
+        return try await self.answer(pushID, appID: caller.app.id)
+    }
+
+    private static func pushID(_ context: some RequestContext) throws -> UUID {
+        guard let text = context.parameters.get("push"), let pushID = UUID(parsing: text) else { throw AirshipError.notFound("Push") }
+        return pushID
+    }
+
+    private func answer(_ pushID: UUID, appID: Int64) async throws -> Response {
+        let report = try await AirshipError.whenMissing(.notFound("Push")) { try await self.reports.report(pushID, appID: appID) }
         return AirshipJSON.response(json: RawJSON.object([.init("ok", .bool(true)), .init("push", report.json)]).text)
     }
 

@@ -136,8 +136,11 @@ struct PushCommand: AsyncParsableCommand {
             let line = "\r\(state): \(count("sent"))/\(count("targets")) sent, \(count("skipped_ended")) skipped ended, "
                 + "\(count("downgraded_priority")) downgraded   "
             FileHandle.standardError.write(Data(line.utf8))
-            if ["done", "superseded", "failed"].contains(state) {
+            if PushState(rawValue: state)?.isFinished ?? true {
                 FileHandle.standardError.write(Data("\n".utf8))
+                if case .string(let reason)? = report["failure_reason"] {
+                    FileHandle.standardError.write(Data("\(state): \(reason)\n".utf8))
+                }
                 print(report["counts"]?.text ?? "{}")
                 return
             }

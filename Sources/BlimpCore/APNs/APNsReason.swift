@@ -50,6 +50,14 @@ public struct APNsReason: RawRepresentable, Sendable, Hashable, CustomStringConv
     public static let serviceUnavailable = Self(rawValue: "ServiceUnavailable")
     public static let shutdown = Self(rawValue: "Shutdown")
 
+    /// Reasons about the provider (its key, certificate, environment or topic) rather than one device token: APNs
+    /// would answer every other token of the app the same way. `ExpiredProviderToken` is not among them: the client
+    /// renews the token and tries again.
+    public static let refusingTheApp: Set<APNsReason> = [
+        .badCertificate, .badCertificateEnvironment, .forbidden, .invalidProviderToken, .missingProviderToken,
+        .unrelatedKeyIdInToken, .badEnvironmentKeyIdInToken, .topicDisallowed, .badTopic,
+    ]
+
     /// Every documented reason with the status APNs answers it with.
     public static let documented: [(reason: APNsReason, status: Int)] = [
         (.badCollapseId, 400), (.badDeviceToken, 400), (.badExpirationDate, 400), (.badMessageId, 400),

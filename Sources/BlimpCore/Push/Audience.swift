@@ -146,3 +146,35 @@ extension RawJSON {
         return false
     }
 }
+
+extension Audience {
+    /// Reads back the normal form ``json`` writes, as workers do with what the intake stored. It is the exact inverse
+    /// of ``json`` and applies none of a request's limits: those were applied when the push was accepted, and an
+    /// audience the intake accepted must never be refused here (a push the worker cannot read was stuck for good).
+    public init(normalized value: RawJSON) throws(InvalidField) {
+        switch value {
+        case .string("all"):
+            self = .all
+        case .object(let members) where members.count == 2 && members[0].key == "tag" && members[1].key == "group":
+            guard case .string(let tag) = members[0].value, case .string(let group) = members[1].value else { throw Self.unreadable(value) }
+            self = .tag(tag, group: group)
+        case .object(let members) where members.count == 1:
+            switch (members[0].key, members[0].value) {
+            case ("channel", .string(let text)):
+                guard let id = UUID(uuidString: text) else { throw Self.unreadable(value) }
+                self = .channel(id)
+            case ("named_user", .string(let id)): self = .namedUser(id)
+            case ("and", .array(let children)): self = .and(try children.map { child throws(InvalidField) in try Audience(normalized: child) })
+            case ("or", .array(let children)): self = .or(try children.map { child throws(InvalidField) in try Audience(normalized: child) })
+            case ("not", let child): self = .not(try Audience(normalized: child))
+            default: throw Self.unreadable(value)
+            }
+        default:
+            throw Self.unreadable(value)
+        }
+    }
+
+    private static func unreadable(_ value: RawJSON) -> InvalidField {
+        InvalidField("audience", "not a normalized audience: \(value.text.prefix(200))")
+    }
+}

@@ -5,8 +5,9 @@ import Foundation
 public struct PushReport: Sendable, Equatable {
     public var pushID: UUID
     public var operationID: UUID
-    /// `queued`, `sending`, `done`, `superseded` or `failed`.
-    public var state: String
+    public var state: PushState
+    /// Why the push failed, or that it was cancelled.
+    public var failureReason: String?
     /// `live_activity` or `alert`.
     public var kind: String
     public var event: String?
@@ -22,13 +23,14 @@ public struct PushReport: Sendable, Equatable {
     public var request: RawJSON
 
     public init(
-        pushID: UUID, operationID: UUID, state: String, kind: String, event: String?, name: String?, timestamp: Int64?,
-        attributesType: String?, priority: Int, acceptedAt: Date, startedAt: Date?, finishedAt: Date?, counts: PushCounts,
-        request: RawJSON
+        pushID: UUID, operationID: UUID, state: PushState, failureReason: String? = nil, kind: String, event: String?,
+        name: String?, timestamp: Int64?, attributesType: String?, priority: Int, acceptedAt: Date, startedAt: Date?,
+        finishedAt: Date?, counts: PushCounts, request: RawJSON
     ) {
         self.pushID = pushID
         self.operationID = operationID
         self.state = state
+        self.failureReason = failureReason
         self.kind = kind
         self.event = event
         self.name = name
@@ -47,9 +49,10 @@ public struct PushReport: Sendable, Equatable {
         var members: [RawJSON.Member] = [
             .init("push_id", .string(self.pushID.lowercaseString)),
             .init("operation_id", .string(self.operationID.lowercaseString)),
-            .init("state", .string(self.state)),
-            .init("kind", .string(self.kind)),
+            .init("state", .string(self.state.rawValue)),
         ]
+        if let reason = self.failureReason { members.append(.init("failure_reason", .string(reason))) }
+        members.append(.init("kind", .string(self.kind)))
         if let event = self.event, let name = self.name {
             var activity: [RawJSON.Member] = [.init("event", .string(event)), .init("name", .string(name))]
             if let timestamp = self.timestamp { activity.append(.init("timestamp", .integer(timestamp))) }

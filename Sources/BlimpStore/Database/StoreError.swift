@@ -1,3 +1,4 @@
+import Foundation
 import PostgresNIO
 
 /// Why a store operation failed, in one line without secrets.
@@ -5,11 +6,14 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
     /// What was asked for is not in this app (whether it exists in another is never told).
     case notFound
     case database(reason: String)
+    /// A claimed push whose row cannot be sent (the store has already failed it, so its name goes on).
+    case unreadablePush(appID: Int64, pushID: UUID, reason: String)
 
     public var description: String {
         switch self {
         case .notFound: "not found"
         case .database(let reason): "database error: \(reason)"
+        case .unreadablePush(_, let pushID, let reason): "push \(pushID.uuidString.lowercased()) cannot be read: \(reason)"
         }
     }
 

@@ -39,6 +39,67 @@ public struct ClaimedPush: Sendable {
 
     /// Whether the part is whole and untouched: the first batch of such a part may split the rest of its range.
     public var mayBeSplit: Bool { self.isWhole && self.cursor == ChannelIDRange.all.after }
+
+    /// A claimed row as the claim reads it (``rowColumns``): the keys, then everything else optional, so that a row
+    /// the schema let through but this worker cannot use is told apart from a database error and fails its push
+    /// instead of being claimed again and again.
+    typealias Row = (
+        Int64, UUID, String?, String?, String?, String?, String?, String?, String?, Int16?, String?, Date?, Bool?,
+        Int16, UUID?, UUID?, String?, Date?
+    )
+
+    /// What a claim selects for a ``Row``, from the push (`p`) and the part (`part`).
+    static let rowColumns = """
+        p.app_id, p.push_id, p.kind, p.event, p.activity_name, p.attributes_type, p.audience::text, p.apns_body,
+        p.push_type, p.priority, p.collapse_id, p.expires_at, p.alerting,
+        part.part, part.through_channel_id, part.cursor_channel_id, part.counts::text, p.dismissal_date
+        """
+
+    /// The part in `row`, or why it cannot be sent.
+    init(_ row: Row) throws(InvalidField) {
+        let (appID, pushID, kind, event, name, attributesType, audience, body, pushType, priority, collapseID, expiresAt,
+             alerting, part, through, cursor, counts, dismissalDate) = row
+        func required<T>(_ value: T?, _ column: String) throws(InvalidField) -> T {
+            guard let value else { throw InvalidField(column, "\(column) is missing") }
+            return value
+        }
+        switch try required(kind, "kind") {
+        case "live_activity":
+            guard let event = event.flatMap(LiveActivityNotification.Event.init(rawValue:)) else {
+                throw InvalidField("event", "not a Live Activity event: \(event ?? "none")")
+            }
+            self.kind = .liveActivity(event, name: try required(name, "activity_name"), attributesType: attributesType)
+        case "alert":
+            self.kind = .alert
+        case let other:
+            throw InvalidField("kind", "unknown kind \(other)")
+        }
+        guard let pushType = APNsPushType(rawValue: try required(pushType, "push_type")) else {
+            throw InvalidField("push_type", "unknown push type \(pushType ?? "")")
+        }
+        self.appID = appID
+        self.pushID = pushID
+        self.audience = try Audience(normalized: try Self.json(try required(audience, "audience"), "audience"))
+        self.body = Array(try required(body, "apns_body").utf8)
+        self.dismissalDate = dismissalDate
+        self.pushType = pushType
+        self.priority = Int(try required(priority, "priority"))
+        self.collapseID = collapseID
+        self.expiresAt = expiresAt
+        self.isAlerting = alerting ?? true
+        self.part = part
+        self.through = try required(through, "through_channel_id")
+        self.cursor = try required(cursor, "cursor_channel_id")
+        self.counts = PushCounts(try Self.json(counts ?? "{}", "counts"))
+    }
+
+    private static func json(_ text: String, _ column: String) throws(InvalidField) -> RawJSON {
+        do {
+            return try RawJSONParser.parse(text.utf8)
+        } catch {
+            throw InvalidField(column, "\(error.message) at column \(error.column)")
+        }
+    }
 }
 
 /// One token a push goes to.

@@ -39,7 +39,6 @@ extension DispatchStore {
         now: Date,
         lease: Duration
     ) async throws(StoreError) -> Bool {
-        let until = now.addingTimeInterval(TimeInterval(lease.components.seconds))
         var pruned: [RawJSON] = []
         for outcome in outcomes {
             guard let since = outcome.deadSince else { continue }
@@ -55,7 +54,8 @@ extension DispatchStore {
                 let held = try await connection.query(
                     """
                     UPDATE push_parts SET cursor_channel_id = \(push.cursor), through_channel_id = \(push.through),
-                                          counts = \(push.counts.json.text)::jsonb, lease_expires_at = \(until)
+                                          counts = \(push.counts.json.text)::jsonb,
+                                          lease_expires_at = now() + make_interval(secs => \(Self.seconds(lease)))
                     WHERE app_id = \(push.appID) AND push_id = \(push.pushID) AND part = \(push.part)
                       AND claimed_by = \(worker) AND state = 'sending'
                     RETURNING 1
@@ -137,12 +137,12 @@ extension DispatchStore {
     /// Marks the part finished (`done` or `superseded`) with its final counts. A push that never split finishes with
     /// it; otherwise the last part to finish finishes the push, `superseded` if any part was, with the sum of its
     /// parts' counts. Does nothing when the worker no longer holds the part.
-    public func finish(_ push: ClaimedPush, state: String, worker: String, now: Date) async throws(StoreError) {
+    public func finish(_ push: ClaimedPush, state: PushState, worker: String, now: Date) async throws(StoreError) {
         try await StoreError.mapping {
             try await self.client.withTransaction(logger: self.logger) { connection in
                 let held = try await connection.query(
                     """
-                    UPDATE push_parts SET state = \(state), counts = \(push.counts.json.text)::jsonb,
+                    UPDATE push_parts SET state = \(state.rawValue), counts = \(push.counts.json.text)::jsonb,
                                           cursor_channel_id = \(push.cursor), lease_expires_at = NULL
                     WHERE app_id = \(push.appID) AND push_id = \(push.pushID) AND part = \(push.part)
                       AND claimed_by = \(worker) AND state = 'sending'
@@ -154,27 +154,40 @@ extension DispatchStore {
                 var (state, counts) = (state, push.counts)
                 if !push.isWhole {
                     // Parts finishing at once take turns here, so exactly one of them sees that it is the last.
-                    try await connection.query(
-                        "SELECT 1 FROM pushes WHERE app_id = \(push.appID) AND push_id = \(push.pushID) FOR UPDATE", logger: self.logger)
-                    let parts = try await connection.query(
-                        "SELECT state, counts::text FROM push_parts WHERE app_id = \(push.appID) AND push_id = \(push.pushID)",
-                        logger: self.logger
-                    ).decode((String, String).self).array()
-                    guard parts.allSatisfy({ $0.0 == "done" || $0.0 == "superseded" }) else { return }
-                    counts = PushCounts()
-                    for (_, partCounts) in parts { counts = counts + PushCounts(try RawJSONParser.parse(partCounts.utf8)) }
-                    state = parts.contains { $0.0 == "superseded" } ? "superseded" : "done"
+                    let parts = try await Self.lockedParts(appID: push.appID, pushID: push.pushID, on: connection, logger: self.logger)
+                    guard parts.states.allSatisfy({ $0 == .done || $0 == .superseded }) else { return }
+                    counts = parts.counts
+                    state = parts.states.contains(.superseded) ? .superseded : .done
                 }
-                if state == "done", let ended = self.endedTargets(of: push) {
+                if state == .done, let ended = self.endedTargets(of: push) {
                     counts.skippedEnded = try await connection.query(ended, logger: self.logger).decode(Int.self).array().first ?? 0
                 }
                 try await connection.query(
                     """
-                    UPDATE pushes SET state = \(state), finished_at = \(now), counts = \(counts.json.text)::jsonb
+                    UPDATE pushes SET state = \(state.rawValue), finished_at = \(now), counts = \(counts.json.text)::jsonb
                     WHERE app_id = \(push.appID) AND push_id = \(push.pushID)
                     """,
                     logger: self.logger)
             }
         }
+    }
+
+    /// Locks the push's row (so that parts finishing or failing at once take turns) and reads its parts' states and
+    /// the sum of their counts.
+    static func lockedParts(
+        appID: Int64, pushID: UUID, on connection: PostgresConnection, logger: Logger
+    ) async throws -> (states: [PushState], counts: PushCounts) {
+        try await connection.query("SELECT 1 FROM pushes WHERE app_id = \(appID) AND push_id = \(pushID) FOR UPDATE", logger: logger)
+        let parts = try await connection.query(
+            "SELECT state, counts::text FROM push_parts WHERE app_id = \(appID) AND push_id = \(pushID)", logger: logger
+        ).decode((String, String).self).array()
+        var counts = PushCounts()
+        var states: [PushState] = []
+        for (state, partCounts) in parts {
+            guard let state = PushState(rawValue: state) else { throw StoreError.database(reason: "unknown part state \(state)") }
+            states.append(state)
+            counts = counts + PushCounts(try RawJSONParser.parse(partCounts.utf8))
+        }
+        return (states, counts)
     }
 }

@@ -22,32 +22,35 @@ public struct DispatchStore: Sendable {
 
     /// Claims the next part to fan out: the oldest queued push that is the first unfinished one of its Live Activity
     /// name (so a name's pushes go out in acceptance order, which their timestamps follow), as one part over every
-    /// channel; else a part of a push already being sent that is waiting or whose lease expired (its worker died),
-    /// oldest push first. New pushes go first so that a large fan-out's parts never hold a small push up for long.
+    /// channel; else a part of a push already being sent that is waiting (and due, if it failed before) or whose
+    /// lease expired (its worker died), oldest push first. New pushes go first so that a large fan-out's parts never
+    /// hold a small push up for long. Leases are measured by the database's clock, which every worker shares.
+    ///
+    /// A claimed row that cannot be read fails its push at once (``UnreadablePush``), so it never blocks its name.
     public func claim(worker: String, now: Date, lease: Duration) async throws(StoreError) -> ClaimedPush? {
-        let until = now.addingTimeInterval(TimeInterval(lease.components.seconds))
-        if let push = try await self.claimQueuedPush(worker: worker, now: now, until: until) { return push }
-        return try await self.claimPart(worker: worker, now: now, until: until)
+        if let push = try await self.claimQueuedPush(worker: worker, now: now, lease: lease) { return push }
+        return try await self.claimPart(worker: worker, lease: lease)
     }
 
-    private func claimPart(worker: String, now: Date, until: Date) async throws(StoreError) -> ClaimedPush? {
+    private func claimPart(worker: String, lease: Duration) async throws(StoreError) -> ClaimedPush? {
         try await self.claimed(
             """
             WITH next AS (
                 SELECT app_id, push_id, part FROM push_parts
-                WHERE state IN ('queued', 'sending') AND (state = 'queued' OR lease_expires_at < \(now))
+                WHERE state IN ('queued', 'sending')
+                  AND CASE state WHEN 'queued' THEN retry_at IS NULL OR retry_at <= now() ELSE lease_expires_at < now() END
                 ORDER BY accepted_at, part
                 LIMIT 1
                 FOR UPDATE SKIP LOCKED),
             part AS (
-                UPDATE push_parts t SET state = 'sending', claimed_by = \(worker), lease_expires_at = \(until)
+                UPDATE push_parts t SET state = 'sending', claimed_by = \(worker), lease_expires_at = now() + make_interval(secs => \(Self.seconds(lease)))
                 FROM next WHERE t.app_id = next.app_id AND t.push_id = next.push_id AND t.part = next.part
                 RETURNING t.*)
-            SELECT \(unescaped: Self.claimedColumns) FROM part JOIN pushes p ON p.app_id = part.app_id AND p.push_id = part.push_id
+            SELECT \(unescaped: ClaimedPush.rowColumns) FROM part JOIN pushes p ON p.app_id = part.app_id AND p.push_id = part.push_id
             """)
     }
 
-    private func claimQueuedPush(worker: String, now: Date, until: Date) async throws(StoreError) -> ClaimedPush? {
+    private func claimQueuedPush(worker: String, now: Date, lease: Duration) async throws(StoreError) -> ClaimedPush? {
         let all = ChannelIDRange.all
         return try await self.claimed(
             """
@@ -68,43 +71,51 @@ public struct DispatchStore: Sendable {
             part AS (
                 INSERT INTO push_parts (app_id, push_id, part, after_channel_id, through_channel_id, cursor_channel_id,
                                         state, claimed_by, lease_expires_at, accepted_at)
-                SELECT app_id, push_id, 0, \(all.after), \(all.through), \(all.after), 'sending', \(worker), \(until), accepted_at
+                SELECT app_id, push_id, 0, \(all.after), \(all.through), \(all.after), 'sending', \(worker),
+                       now() + make_interval(secs => \(Self.seconds(lease))), accepted_at
                 FROM p
                 RETURNING *)
-            SELECT \(unescaped: Self.claimedColumns) FROM part JOIN p ON p.app_id = part.app_id AND p.push_id = part.push_id
+            SELECT \(unescaped: ClaimedPush.rowColumns) FROM part JOIN p ON p.app_id = part.app_id AND p.push_id = part.push_id
             """)
     }
 
-    /// What a claim returns: the push (`p`) and the part (`part`).
-    private static let claimedColumns = """
-        p.app_id, p.push_id, p.kind, p.event, p.activity_name, p.attributes_type, p.audience::text, p.apns_body,
-        p.push_type, p.priority, p.collapse_id, p.expires_at, p.alerting,
-        part.part, part.through_channel_id, part.cursor_channel_id, part.counts::text
-        """
+    /// A lease's length in seconds, for `now() + make_interval(secs => …)`: leases run by the database's clock.
+    static func seconds(_ lease: Duration) -> Double {
+        max(Double(lease.components.seconds) + Double(lease.components.attoseconds) / 1e18, 1)
+    }
 
     private func claimed(_ query: PostgresQuery) async throws(StoreError) -> ClaimedPush? {
-        try await StoreError.mapping {
-            let rows = try await self.client.query(query, logger: self.logger)
-            typealias Row = (Int64, UUID, String, String?, String?, String?, String, String, String, Int16, String?, Date?, Bool, Int16, UUID, UUID, String)
-            for try await row in rows.decode(Row.self) {
-                let kind: ClaimedPush.Kind
-                if row.2 == "live_activity", let event = row.3.flatMap(LiveActivityNotification.Event.init(rawValue:)), let name = row.4 {
-                    kind = .liveActivity(event, name: name, attributesType: row.5)
-                } else {
-                    kind = .alert
+        let row = try await StoreError.mapping {
+            try await self.client.query(query, logger: self.logger).decode(ClaimedPush.Row.self).array().first
+        }
+        guard let row else { return nil }
+        do {
+            return try ClaimedPush(row)
+        } catch {
+            // Tried again it would fail the same way, and hold its name up: it fails now.
+            try await StoreError.mapping {
+                try await self.client.withTransaction(logger: self.logger) { connection in
+                    try await Self.failPush(
+                        appID: row.0, pushID: row.1, reason: "the stored push cannot be read: \(error)", on: connection,
+                        logger: self.logger)
                 }
-                // An end's own dismissal date, read once from its body (the API checked it is a whole number).
-                var dismissalDate: Date?
-                if case .liveActivity(.end, _, _) = kind, case .number(let seconds)? = try RawJSONParser.parse(row.7.utf8)["aps"]?["dismissal-date"] {
-                    dismissalDate = Double(seconds).map(Date.init(timeIntervalSince1970:))
-                }
-                return ClaimedPush(
-                    appID: row.0, pushID: row.1, kind: kind, audience: try Audience.parse(try RawJSONParser.parse(row.6.utf8)),
-                    body: Array(row.7.utf8), dismissalDate: dismissalDate, pushType: APNsPushType(rawValue: row.8) ?? .alert, priority: Int(row.9),
-                    collapseID: row.10, expiresAt: row.11, isAlerting: row.12,
-                    part: row.13, through: row.14, cursor: row.15, counts: PushCounts(try RawJSONParser.parse(row.16.utf8)))
             }
-            return nil
+            throw .unreadablePush(appID: row.0, pushID: row.1, reason: "\(error)")
+        }
+    }
+
+    /// Renews the part's lease while a batch is in flight; `false` when the worker no longer holds it.
+    public func renewLease(of push: ClaimedPush, worker: String, lease: Duration) async throws(StoreError) -> Bool {
+        try await StoreError.mapping {
+            try await self.client.query(
+                """
+                UPDATE push_parts SET lease_expires_at = now() + make_interval(secs => \(Self.seconds(lease)))
+                WHERE app_id = \(push.appID) AND push_id = \(push.pushID) AND part = \(push.part)
+                  AND claimed_by = \(worker) AND state = 'sending'
+                RETURNING 1
+                """,
+                logger: self.logger
+            ).decode(Int.self).array().count == 1
         }
     }
 
@@ -128,11 +139,11 @@ public struct DispatchStore: Sendable {
     }
 
     /// Gives the part back at once (a worker shutting down): another worker resumes it from its cursor.
-    public func release(_ push: ClaimedPush, worker: String, now: Date) async throws(StoreError) {
+    public func release(_ push: ClaimedPush, worker: String) async throws(StoreError) {
         try await StoreError.mapping {
             try await self.client.query(
                 """
-                UPDATE push_parts SET lease_expires_at = \(now)
+                UPDATE push_parts SET lease_expires_at = now()
                 WHERE app_id = \(push.appID) AND push_id = \(push.pushID) AND part = \(push.part)
                   AND claimed_by = \(worker) AND state = 'sending'
                 """,

@@ -257,6 +257,7 @@ public struct PushIntake: Sendable {
             members.append(.init("aps_timestamp", .integer(timestamp ?? 0)))
             if let type = activity.attributesType { members.append(.init("attributes_type", .string(type))) }
             members.append(.init("alerting", .bool(activity.event != .update || activity.alert != nil)))
+            if activity.event == .end, let dismissal = activity.dismissalDate { members.append(.init("dismissal_date", .integer(dismissal))) }
         case .alert:
             members.append(.init("kind", .string("alert")))
             members.append(.init("alerting", .bool(true)))
@@ -271,15 +272,15 @@ public struct PushIntake: Sendable {
     private static func insertPushes(_ rows: String, acceptedAt: Date) -> PostgresQuery {
         """
         INSERT INTO pushes (app_id, push_id, operation_id, kind, activity_name, event, aps_timestamp, audience, payload,
-                            apns_body, push_type, priority, collapse_id, expires_at, attributes_type, alerting, accepted_at,
-                            not_before)
+                            apns_body, push_type, priority, collapse_id, expires_at, attributes_type, alerting, dismissal_date,
+                            accepted_at, not_before)
         SELECT app_id, push_id, operation_id, kind, activity_name, event, aps_timestamp, audience, payload,
                apns_body, push_type, priority, collapse_id, to_timestamp(expires_at), attributes_type, alerting,
-               \(acceptedAt), \(acceptedAt)
+               to_timestamp(dismissal_date), \(acceptedAt), \(acceptedAt)
         FROM jsonb_to_recordset(\(rows)::jsonb) AS r (
             app_id bigint, push_id uuid, operation_id uuid, kind text, activity_name text, event text,
             aps_timestamp bigint, audience jsonb, payload jsonb, apns_body text, push_type text, priority smallint,
-            collapse_id text, expires_at double precision, attributes_type text, alerting boolean)
+            collapse_id text, expires_at double precision, attributes_type text, alerting boolean, dismissal_date bigint)
         """
     }
 

@@ -45,7 +45,7 @@ public struct PushReports: Sendable {
 
     /// A push being sent counts what its parts have so far; a finished one has its final counts.
     private static let columns = """
-        push_id, operation_id, state, kind, event, activity_name, aps_timestamp, attributes_type, priority,
+        push_id, operation_id, state, failure_reason, kind, event, activity_name, aps_timestamp, attributes_type, priority,
         accepted_at, started_at, finished_at,
         CASE WHEN state = 'sending'
              THEN ARRAY(SELECT counts::text FROM push_parts t WHERE t.app_id = pushes.app_id AND t.push_id = pushes.push_id)
@@ -53,19 +53,21 @@ public struct PushReports: Sendable {
         payload::text
         """
 
-    private typealias Row = (UUID, UUID, String, String, String?, String?, Int64?, String?, Int16?, Date, Date?, Date?, [String], String)
+    private typealias Row = (UUID, UUID, String, String?, String, String?, String?, Int64?, String?, Int16?, Date, Date?, Date?, [String], String)
 
     private func fetch(_ query: PostgresQuery) async throws(StoreError) -> [PushReport] {
         try await StoreError.mapping {
             let rows = try await self.client.query(query, logger: self.logger)
             var reports: [PushReport] = []
-            for try await row in rows.decode(Row.self) {
+            for try await (pushID, operationID, state, failureReason, kind, event, name, timestamp, attributesType, priority,
+                           acceptedAt, startedAt, finishedAt, counts, request) in rows.decode(Row.self) {
+                guard let state = PushState(rawValue: state) else { throw StoreError.database(reason: "unknown push state \(state)") }
                 reports.append(PushReport(
-                    pushID: row.0, operationID: row.1, state: row.2, kind: row.3, event: row.4, name: row.5,
-                    timestamp: row.6, attributesType: row.7, priority: Int(row.8 ?? 10), acceptedAt: row.9,
-                    startedAt: row.10, finishedAt: row.11,
-                    counts: try row.12.reduce(PushCounts()) { $0 + PushCounts(try RawJSONParser.parse($1.utf8)) },
-                    request: try RawJSONParser.parse(row.13.utf8)))
+                    pushID: pushID, operationID: operationID, state: state, failureReason: failureReason, kind: kind,
+                    event: event, name: name, timestamp: timestamp, attributesType: attributesType,
+                    priority: Int(priority ?? 10), acceptedAt: acceptedAt, startedAt: startedAt, finishedAt: finishedAt,
+                    counts: try counts.reduce(PushCounts()) { $0 + PushCounts(try RawJSONParser.parse($1.utf8)) },
+                    request: try RawJSONParser.parse(request.utf8)))
             }
             return reports
         }

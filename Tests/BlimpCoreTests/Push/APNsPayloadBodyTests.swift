@@ -121,7 +121,7 @@ import Testing
     @Test func anAlertReport() throws {
         let request = try PushInput.json(#"{"audience": "all", "device_types": ["ios"], "notification": {"alert": "hi"}}"#)
         let report = PushReport(
-            pushID: Self.pushID, operationID: Self.operationID, state: "queued", kind: "alert", event: nil, name: nil,
+            pushID: Self.pushID, operationID: Self.operationID, state: .queued, kind: "alert", event: nil, name: nil,
             timestamp: nil, attributesType: nil, priority: 10, acceptedAt: Date(timeIntervalSince1970: 1_790_000_000.75),
             startedAt: nil, finishedAt: nil, counts: PushCounts(), request: request
         )
@@ -136,7 +136,7 @@ import Testing
         counts.failed = ["Unregistered": 1]
         let request = try PushInput.json(#"{"audience": "all", "device_types": ["ios"], "notification": {"ios": {"live_activity": {"event": "start", "name": "m"}}}}"#)
         let report = PushReport(
-            pushID: Self.pushID, operationID: Self.operationID, state: "done", kind: "live_activity", event: "start",
+            pushID: Self.pushID, operationID: Self.operationID, state: .done, kind: "live_activity", event: "start",
             name: "m", timestamp: 1_790_000_000, attributesType: "MatchAttributes", priority: 10,
             acceptedAt: Date(timeIntervalSince1970: 1_790_000_000), startedAt: Date(timeIntervalSince1970: 1_790_000_001.2),
             finishedAt: Date(timeIntervalSince1970: 1_790_000_005), counts: counts, request: request
@@ -159,7 +159,7 @@ import Testing
 
         // An update has no attributes type, and a push stamped later may have no timestamp yet.
         let update = PushReport(
-            pushID: Self.pushID, operationID: Self.operationID, state: "sending", kind: "live_activity", event: "update",
+            pushID: Self.pushID, operationID: Self.operationID, state: .sending, kind: "live_activity", event: "update",
             name: "m", timestamp: nil, attributesType: nil, priority: 5, acceptedAt: Date(timeIntervalSince1970: 0),
             startedAt: nil, finishedAt: nil, counts: PushCounts(), request: .object([])
         )

@@ -1,0 +1,108 @@
+import BlimpCore
+import BlimpDispatch
+import BlimpSimulator
+import BlimpStore
+import BlimpTestSupport
+import Foundation
+import PostgresNIO
+import Testing
+
+/// No push is ever stuck: what cannot be sent fails with its reason, and the name's later pushes go on.
+@Suite(.enabled(if: TestDatabase.isEnabled)) struct StuckPushTests {
+    /// Nesting that the intake accepts (16 levels, a tag list at the bottom) is what the worker reads back: the
+    /// worker's earlier re-parse refused it, and the push was claimed forever.
+    @Test func theDeepestAudienceTheIntakeAcceptsIsDelivered() async throws {
+        try await DispatchHarness.run { harness in
+            let fans = try await harness.register(3, name: "deep", tags: ["fans"])
+            var audience = #"{"tag": ["fans", "ultras"]}"#
+            for level in 0..<(Audience.maximumDepth - 1) { audience = level.isMultiple(of: 2) ? #"{"and": [\#(audience)]}"# : #"{"or": [\#(audience)]}"# }
+            let pushID = try await harness.push(DispatchHarness.liveActivity("update", "deep", #", "content_state": {"s": 1}"#, audience: audience))
+            let report = try #require(try await harness.deliver([pushID]).first)
+            #expect(report.state == .done && report.counts.sent == 3, "\(report.state) \(report.failureReason ?? "") \(report.counts)")
+            for device in fans { #expect(harness.received(device.token).count == 1) }
+        }
+    }
+
+    /// A stored push the worker cannot read fails with the reason in its report; the next push of its name is sent.
+    @Test func anUnreadablePushFailsAndItsNameGoesOn() async throws {
+        try await DispatchHarness.run { harness in
+            let devices = try await harness.register(4, name: "match")
+            let broken = try await harness.push(DispatchHarness.liveActivity("update", "match", #", "content_state": {"s": 1}"#))
+            try await harness.database.query(
+                #"UPDATE pushes SET audience = '{"segment": "x"}' WHERE push_id = \#(broken)"#, logger: TestDatabase.logger)
+            let next = try await harness.push(DispatchHarness.liveActivity("update", "match", #", "content_state": {"s": 2}"#))
+            let reports = try await harness.deliver([broken, next])
+            #expect(reports[0].state == .failed)
+            #expect(reports[0].failureReason?.contains("cannot be read") == true, "\(reports[0].failureReason ?? "")")
+            #expect(reports[1].state == .done && reports[1].counts.sent == 4)
+            for device in devices { #expect(harness.received(device.token).count == 1) }
+        }
+    }
+
+    /// APNs refusing the app itself (here its team id no longer matches its key) fails the push after the first
+    /// batch, with APNs's reason, instead of sending every other token to the same answer.
+    @Test func apnsRefusingTheAppFailsThePushWithItsReason() async throws {
+        try await DispatchHarness.run { harness in
+            _ = try await harness.register(30, name: "match")
+            try await harness.database.query("UPDATE apps SET apns_team_id = 'ZZZ999ZZZZ'", logger: TestDatabase.logger)
+            let pushID = try await harness.push(DispatchHarness.liveActivity("update", "match", #", "content_state": {"s": 1}"#))
+            let workers = [harness.worker { $0.batchSize = 10 }]
+            let report = try #require(try await harness.deliver([pushID], with: workers).first)
+            #expect(report.state == .failed)
+            #expect(report.failureReason == "APNs refused the app's credentials or topic: InvalidProviderToken")
+            #expect(report.counts.targets == 10 && report.counts.failed == ["InvalidProviderToken": 10], "\(report.counts)")
+        }
+    }
+
+    /// A part that keeps failing is tried again after its delay, by the database's clock, and then fails its push;
+    /// a failed push can be retried and then cancelled only when it has failed again.
+    @Test func aPartThatKeepsFailingIsRetriedThenFailsItsPush() async throws {
+        try await DispatchHarness.run { harness in
+            let store = DispatchStore(client: harness.database, logger: TestDatabase.logger)
+            _ = try await harness.register(2, name: "match")
+            let pushID = try await harness.push(DispatchHarness.liveActivity("update", "match", #", "content_state": {"s": 1}"#))
+            var policy = PartRetryPolicy()
+            policy.maximumAttempts = 2
+            policy.firstDelay = .seconds(60)
+            let first = try #require(try await store.claim(worker: "w", now: harness.clock.now, lease: .seconds(30)))
+            let retried = try await store.partFailed(
+                appID: first.appID, pushID: pushID, part: first.part, reason: "database gone", permanent: false, worker: "w", policy: policy)
+            #expect(retried == .queued)
+            #expect(try await store.claim(worker: "w", now: harness.clock.now, lease: .seconds(30)) == nil, "not before its delay")
+            try await harness.database.query("UPDATE push_parts SET retry_at = now() - interval '1 second'", logger: TestDatabase.logger)
+            let second = try #require(try await store.claim(worker: "w2", now: harness.clock.now, lease: .seconds(30)))
+            #expect(second.pushID == pushID)
+            let failed = try await store.partFailed(
+                appID: second.appID, pushID: pushID, part: second.part, reason: "database gone", permanent: false, worker: "w2", policy: policy)
+            #expect(failed == .failed)
+            let report = try await harness.report(pushID)
+            #expect(report.state == .failed && report.failureReason == "database gone")
+
+            let control = PushControl(client: harness.database, logger: TestDatabase.logger)
+            #expect(try await control.retry(pushID, appID: harness.app.id) == .changed)
+            #expect(try await control.cancel(pushID, appID: harness.app.id) == .notAllowed(.sending))
+            let delivered = try #require(try await harness.deliver([pushID]).first)
+            #expect(delivered.state == .done && delivered.counts.sent == 2, "\(delivered.counts)")
+        }
+    }
+
+    /// An APNs slower than the lease: the worker renews its lease while the batch is in flight, so the other worker
+    /// never takes the part over and sends the batch again.
+    @Test func aSlowAPNsNeverMakesTwoWorkersSendTheSameBatch() async throws {
+        var slow = ConnectionSettings()
+        slow.latencyMilliseconds = 2500
+        try await DispatchHarness.run(settings: slow) { harness in
+            let devices = try await harness.register(20, name: "slow")
+            let pushID = try await harness.push(DispatchHarness.liveActivity("update", "slow", #", "content_state": {"s": 1}"#))
+            let workers = ["w1", "w2"].map { name in
+                harness.worker(name) {
+                    $0.lease = .seconds(1)
+                    $0.batchSize = 100
+                }
+            }
+            let report = try #require(try await harness.deliver([pushID], with: workers).first)
+            #expect(report.state == .done && report.counts.sent == 20, "\(report.counts)")
+            for device in devices { #expect(harness.received(device.token).count == 1, "sent twice") }
+        }
+    }
+}
