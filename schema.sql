@@ -303,3 +303,28 @@ ALTER TABLE push_parts VALIDATE CONSTRAINT push_parts_state_check;
 ALTER TABLE pushes ADD COLUMN dismissal_date timestamptz;
 UPDATE pushes SET dismissal_date = to_timestamp((apns_body::jsonb #>> '{aps,dismissal-date}')::double precision)
 WHERE event = 'end' AND state IN ('queued', 'sending') AND apns_body::jsonb #> '{aps,dismissal-date}' IS NOT NULL;
+
+-- version 3: byte limits on names
+-- The API bounds names in bytes as well as characters (TextLimit): one character can carry any number of
+-- combining marks. These CHECKs hold the same limits for every new row; NOT VALID leaves rows written before
+-- them as they are.
+ALTER TABLE channel_tags ADD CONSTRAINT channel_tags_bytes
+    CHECK (octet_length(tag_group) <= 512 AND octet_length(tag) <= 512) NOT VALID;
+ALTER TABLE named_user_tags ADD CONSTRAINT named_user_tags_bytes
+    CHECK (octet_length(tag_group) <= 512 AND octet_length(tag) <= 512) NOT VALID;
+ALTER TABLE named_users ADD CONSTRAINT named_users_bytes CHECK (octet_length(named_user_id) <= 512) NOT VALID;
+ALTER TABLE channels ADD CONSTRAINT channels_bytes
+    CHECK (octet_length(timezone) <= 512 AND octet_length(locale_language) <= 512
+           AND octet_length(locale_country) <= 512 AND octet_length(alias) <= 512) NOT VALID;
+ALTER TABLE live_activities ADD CONSTRAINT live_activities_bytes
+    CHECK (octet_length(name) <= 1024 AND octet_length(activity_id) <= 1024) NOT VALID;
+ALTER TABLE push_to_start_tokens ADD CONSTRAINT push_to_start_tokens_bytes
+    CHECK (octet_length(attributes_type) <= 1024) NOT VALID;
+ALTER TABLE pushes ADD CONSTRAINT pushes_bytes
+    CHECK (octet_length(activity_name) <= 1024 AND octet_length(attributes_type) <= 1024) NOT VALID;
+
+-- version 4: whether devices may associate themselves with named users
+-- The stock SDK's identify call carries no proof from the app's backend, so anyone holding the app secret can
+-- claim any named user's pushes. An app that sets this to false leaves association to the server API: a device's
+-- identify then only resolves its contact.
+ALTER TABLE apps ADD COLUMN device_association boolean NOT NULL DEFAULT true;

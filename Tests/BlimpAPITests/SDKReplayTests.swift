@@ -1,4 +1,5 @@
 import BlimpCore
+import BlimpStore
 import BlimpTestSupport
 import Foundation
 import HTTPTypes
@@ -158,6 +159,38 @@ import Testing
             // Nor does a channel token act for the app.
             let create = try await client.send(.post, "/api/channels", APIHarness.fields(SDKRequestHeaders.channelToken(appKey: appKey, token: token)), body)
             #expect(create.status == .unauthorized)
+            // Nor a channel's signature, presented as an app-wide one with the channel folded into the nonce: the
+            // signed strings are the same, so the nonce must be a UUID.
+            let timestamp = AirshipDate.format(Date(), separator: " ")
+            let (nonce, signature) = (UUID().uuidString.lowercased(), SDKSignature(appSecret: harness.scores.credentials.appSecret))
+            let channelSignature = signature.sign([appKey, channelID, nonce, timestamp])
+            let forged = APIHarness.fields([
+                ("Authorization", "Bearer \(channelSignature)"), ("X-UA-Appkey", appKey), ("X-UA-Nonce", "\(channelID):\(nonce)"),
+                ("X-UA-Timestamp", timestamp), ("Accept", "application/vnd.urbanairship+json; version=3;"),
+            ])
+            let answer = try await client.send(.post, "/api/channels", forged, body)
+            #expect(answer.status == .unauthorized)
+            #expect((answer.body["details"] as? [String: Any])?["error"] as? String == "X-UA-Nonce is not a UUID")
+        }
+    }
+
+    /// An app that leaves association to the server API: a device's identify resolves its contact and associates
+    /// nothing, answered 200 because the SDK waits for it.
+    @Test func devicesCannotAssociateThemselvesWhenTheAppDeniesIt() async throws {
+        try await APIHarness.run { harness, client in
+            let appKey = harness.scores.app.appKey
+            try await AppStore(client: harness.database, logger: TestDatabase.logger).setDeviceAssociation(false, appKey: appKey)
+            let created = try await client.send(
+                .post, "/api/channels", APIHarness.basic(appKey, harness.scores.credentials.appSecret), #"{"channel": {"device_type": "ios"}}"#)
+            let channelID = try #require(created.body["channel_id"] as? String)
+            let signed = APIHarness.fields(
+                SDKRequestHeaders.channelSigned(appKey: appKey, signature: SDKSignature(appSecret: harness.scores.credentials.appSecret), channelID: channelID))
+            let identify = try await client.send(
+                .post, "/api/contacts/identify/v2", signed, #"{"action": {"type": "identify", "named_user_id": "victim"}}"#)
+            #expect(identify.status == .ok)
+            #expect((identify.body["contact"] as? [String: Any])?["is_anonymous"] as? Bool == true)
+            let lookup = try await client.send(.get, "/api/named_users?id=victim", harness.master())
+            #expect(lookup.status == .notFound)
         }
     }
 }

@@ -82,6 +82,10 @@ struct Authenticator: Sendable {
         let channelID = channelText.flatMap { UUID(parsing: $0) }
         guard channelText == nil || channelID != nil else { throw AirshipError.unauthorized("X-UA-Channel-ID is not a channel id") }
         if let nonce = headers[Self.nonce], let timestamp = headers[Self.timestamp] {
+            // The SDK's nonce is a UUID. Holding it to that form keeps the two signed strings apart: a channel's
+            // `appKey:channel:nonce:timestamp` could otherwise pass as an app-wide `appKey:nonce':timestamp` with
+            // `nonce' = channel:nonce`, and act for every channel of the app.
+            guard UUID(parsing: nonce) != nil else { throw AirshipError.unauthorized("X-UA-Nonce is not a UUID") }
             guard let signature = credentials.signature,
                 let signedAt = AirshipDate.parse(timestamp),
                 abs(signedAt.timeIntervalSince(self.now())) <= Self.signatureWindow

@@ -5,7 +5,8 @@ import Hummingbird
 
 /// `POST /api/contacts/identify/v2`: the SDK resolves its contact before channel updates and waits, without a
 /// timeout, until this succeeds (reference: airship-ios-sdk.md §4.5), so Blimp answers it minimally:
-/// - `identify` associates the channel with the named user and answers that user's contact;
+/// - `identify` associates the channel with the named user and answers that user's contact (for an app that leaves
+///   association to the server API, it only resolves, as below);
 /// - `reset` dissociates the channel and answers a new anonymous contact;
 /// - `resolve` answers the channel's named user's contact, else the anonymous contact the SDK holds.
 ///
@@ -29,10 +30,14 @@ struct ContactController: Sendable {
         let appKey = caller.app.appKey
         let namedUser: String? = try await AirshipError.whenMissing(.notFound("Channel")) {
             switch action.type {
-            case "identify":
+            case "identify" where caller.credentials.devicesMayAssociate:
                 let id = try NamedUserID.check(action.namedUserID ?? "", path: "action.named_user_id")
                 try await self.namedUsers.associate(channelID: channelID, namedUserID: id, appID: appID)
                 return id
+            case "identify":
+                // Not a 4xx: the SDK waits for this call to succeed before any other channel update.
+                context.logger.notice("device association refused by the app's setting", metadata: ["channel": "\(channelID.lowercaseString)"])
+                return try await self.namedUsers.namedUser(ofChannel: channelID, appID: appID)
             case "reset":
                 try await self.namedUsers.disassociate(channelID: channelID, namedUserID: nil, appID: appID)
                 return nil

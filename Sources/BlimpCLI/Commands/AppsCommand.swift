@@ -8,7 +8,7 @@ struct AppsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "apps",
         abstract: "Create and list apps, and issue their server API tokens.",
-        subcommands: [Create.self, List.self, TokenCommand.self, BudgetCommand.self]
+        subcommands: [Create.self, List.self, TokenCommand.self, BudgetCommand.self, DeviceAssociationCommand.self]
     )
 
     /// `blimp apps create`: prints the new app's credentials as one JSON object.

@@ -49,7 +49,8 @@ public struct IssuedToken: Sendable, Equatable {
             return nil
         }
         let token = IssuedToken(kind: kind, appKey: appKey, subject: String(fields[0]), expiresAt: expiresAt)
-        guard key.mac(token.signedPart).base64URLEncodedString() == fields[2] else { return nil }
+        // Compared in constant time: a guess must not learn how many of its leading characters were right.
+        guard ConstantTime.equal(key.mac(token.signedPart).base64URLEncodedString().utf8, fields[2].utf8) else { return nil }
         return token
     }
 

@@ -25,11 +25,7 @@ public struct SDKSignature: @unchecked Sendable {
     /// Whether `token` is the signature of `parts`, compared in constant time.
     public func isValid(_ token: String, parts: [String]) -> Bool {
         guard let given = Data(base64Encoded: token) else { return false }
-        return self.code(parts).withUnsafeBytes { expected in
-            given.withUnsafeBytes { given in
-                expected.count == given.count && zip(expected, given).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
-            }
-        }
+        return self.code(parts).withUnsafeBytes { expected in ConstantTime.equal(expected, given) }
     }
 
     /// The MAC of the parts joined with `:`, hashed as one byte array.

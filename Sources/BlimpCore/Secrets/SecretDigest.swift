@@ -21,12 +21,6 @@ public struct SecretDigest: Sendable, Equatable {
 
     /// Whether `secret` hashes to this digest, compared in constant time.
     public func matches(_ secret: String) -> Bool {
-        let candidate = SecretDigest(of: secret).bytes
-        guard candidate.count == self.bytes.count else { return false }
-        var difference: UInt8 = 0
-        for (a, b) in zip(candidate, self.bytes) {
-            difference |= a ^ b
-        }
-        return difference == 0
+        ConstantTime.equal(SecretDigest(of: secret).bytes, self.bytes)
     }
 }

@@ -51,22 +51,25 @@ public struct AppStore: Sendable {
     /// What authenticates requests for `appKey`: the app, its secrets' digests and the app secret itself (unsealed
     /// with `serverKey`), or `nil` when there is no such app.
     public func credentials(appKey: String, serverKey: ServerKey) async throws(AppStoreError) -> StoredCredentials? {
-        let row = try await self.mapErrors { () async throws -> (Row, Data, Data, Data?, [String])? in
+        let row = try await self.mapErrors { () async throws -> (Row, Data, Data, Data?, [String], Bool)? in
             let rows = try await self.client.query(
                 """
                 SELECT \(unescaped: Self.columns), app_secret_sha256, master_secret_sha256, app_secret_sealed,
-                       ARRAY(SELECT encode(token_sha256, 'base64') FROM api_tokens WHERE api_tokens.app_id = apps.id)
+                       ARRAY(SELECT encode(token_sha256, 'base64') FROM api_tokens WHERE api_tokens.app_id = apps.id),
+                       device_association
                 FROM apps WHERE app_key = \(appKey)
                 """,
                 logger: self.logger
             )
-            let decoded = rows.decode((Int64, String, String, String, String, String, String, Date, Data, Data, Data?, [String]).self)
-            for try await (id, key, name, bundleID, keyID, teamID, environment, createdAt, appDigest, masterDigest, sealed, tokens) in decoded {
-                return ((id, key, name, bundleID, keyID, teamID, environment, createdAt), appDigest, masterDigest, sealed, tokens)
+            let decoded = rows.decode((Int64, String, String, String, String, String, String, Date, Data, Data, Data?, [String], Bool).self)
+            for try await (id, key, name, bundleID, keyID, teamID, environment, createdAt, appDigest, masterDigest, sealed, tokens, association)
+                in decoded
+            {
+                return ((id, key, name, bundleID, keyID, teamID, environment, createdAt), appDigest, masterDigest, sealed, tokens, association)
             }
             return nil
         }
-        guard let (appRow, appDigest, masterDigest, sealed, tokenDigests) = row else { return nil }
+        guard let (appRow, appDigest, masterDigest, sealed, tokenDigests, devicesMayAssociate) = row else { return nil }
         let app = try await self.mapErrors { try Self.app(from: appRow) }
         var signature: SDKSignature?
         if let sealed {
@@ -81,8 +84,19 @@ public struct AppStore: Sendable {
             appSecretDigest: SecretDigest(bytes: Array(appDigest)),
             masterSecretDigest: SecretDigest(bytes: Array(masterDigest)),
             apiTokenDigests: tokenDigests.compactMap { Data(base64Encoded: $0).map { SecretDigest(bytes: Array($0)) } },
-            signature: signature
+            signature: signature,
+            devicesMayAssociate: devicesMayAssociate
         )
+    }
+
+    /// Allows or forbids the SDK's identify call to associate a device's channel with a named user.
+    public func setDeviceAssociation(_ allowed: Bool, appKey: String) async throws(AppStoreError) {
+        let updated = try await self.mapErrors {
+            try await self.client.query(
+                "UPDATE apps SET device_association = \(allowed) WHERE app_key = \(appKey) RETURNING 1", logger: self.logger
+            ).collect().count
+        }
+        guard updated == 1 else { throw .notFound }
     }
 
     /// Issues a bearer token for the app's server API under `name` (unique in the app) and returns it; only its

@@ -10,6 +10,9 @@ public struct StoredCredentials: Sendable {
     /// What checks the SDK's tokens signed with the app secret; `nil` for apps created before Blimp kept the secret,
     /// which can use Basic authentication only.
     public let signature: SDKSignature?
+    /// Whether the SDK's identify call may associate a device's channel with a named user; when not, only the
+    /// server API associates (`blimp apps update --device-association deny`).
+    public let devicesMayAssociate: Bool
 
     /// Which secret authenticated a request, and so what it may do.
     public enum Role: Sendable, Equatable {
