@@ -27,7 +27,8 @@ app=$("$blimp" apps create --name bench --bundle-id com.example.bench --apns-key
 field() { python3 -c "import json,sys; print(json.load(sys.stdin)['$1'])" <<<"$app"; }
 
 start_api() {
-    "$blimp" api --port "$1" --log-level warning &
+    # Every simulated device comes from 127.0.0.1: no per-address limit.
+    "$blimp" api --port "$1" --log-level warning --channel-creation-rate-limit-per-address 0 &
     pids+=($!)
     for _ in $(seq 100); do curl -sf "http://127.0.0.1:$1/ready" >/dev/null && break; sleep 0.1; done
 }

@@ -11,12 +11,17 @@ public struct APIConfiguration: Sendable {
     public var serverKey: ServerKey
     /// Where devices and clients reach the API (`BLIMP_PUBLIC_URL`); `nil` uses each request's `Host`.
     public var publicURL: String?
+    /// Rate limits and timeouts.
+    public var limits: APILimits
     /// The clock; tests inject their own.
     public var now: @Sendable () -> Date
 
-    public init(serverKey: ServerKey, publicURL: String? = nil, now: @escaping @Sendable () -> Date = Date.init) {
+    public init(
+        serverKey: ServerKey, publicURL: String? = nil, limits: APILimits = APILimits(), now: @escaping @Sendable () -> Date = Date.init
+    ) {
         self.serverKey = serverKey
         self.publicURL = publicURL
+        self.limits = limits
         self.now = now
     }
 }
@@ -30,20 +35,22 @@ public enum APIServer {
         database: PostgresClient,
         configuration: APIConfiguration,
         logger: Logger
-    ) -> Router<BasicRequestContext> {
+    ) -> Router<APIRequestContext> {
         let channels = ChannelStore(client: database, logger: logger, now: configuration.now)
         let namedUsers = NamedUserStore(channels: channels)
         let tokenKey = IssuedTokenKey(serverKey: configuration.serverKey)
         let auth = Authenticator(
             apps: AppDirectory(store: AppStore(client: database, logger: logger), serverKey: configuration.serverKey),
             tokenKey: tokenKey,
+            limits: RequestLimits(configuration.limits),
             now: configuration.now
         )
         let publicURL = PublicURL(configuration.publicURL)
 
-        let router = Router()
+        let router = Router(context: APIRequestContext.self)
         router.middlewares.add(LogRequestsMiddleware(.debug))
         router.middlewares.add(AirshipErrorMiddleware())
+        router.middlewares.add(RequestDeadlineMiddleware(timeout: configuration.limits.requestTimeout))
         HealthController(database: database).addRoutes(to: router)
         AnalyticsController().addRoutes(to: router)
         let api = router.group("api").add(middleware: AirshipVersionMiddleware())
@@ -73,9 +80,10 @@ public enum APIServer {
         database: PostgresClient,
         configuration: APIConfiguration,
         logger: Logger
-    ) -> Application<RouterResponder<BasicRequestContext>> {
+    ) -> Application<RouterResponder<APIRequestContext>> {
         Application(
             router: Self.buildRouter(database: database, configuration: configuration, logger: logger),
+            server: .http1(configuration: .init(idleTimeout: TimeAmount(configuration.limits.idleTimeout))),
             configuration: .init(address: .hostname(host, port: port), serverName: "blimp"),
             logger: logger
         )

@@ -98,6 +98,9 @@ public final class Worker: Service, Sendable {
             let ending = try await self.renewingLease(of: push) { try await fanOut.run(push) }
             if case .abandoned = ending { try await self.store.release(push, worker: self.name) }
             self.logger.debug("part \(ending)", metadata: metadata)
+        } catch where Task.isCancelled {
+            // Stopped, not failed: the lease runs out and another worker resumes the part from its checkpoint.
+            self.logger.debug("part left to its lease", metadata: metadata)
         } catch {
             let failure = DispatchFailure(error)
             metadata["error"] = "\(failure.reason)"

@@ -23,6 +23,7 @@ struct APIHarness {
     static func run(
         _ mode: TestingSetup = .router,
         publicURL: String? = Self.publicURL,
+        limits: APILimits = APILimits(),
         _ body: @escaping @Sendable (APIHarness, any TestClientProtocol) async throws -> Void
     ) async throws {
         try await TestDatabase.withFreshDatabase { _, database in
@@ -33,7 +34,7 @@ struct APIHarness {
                 clock: TestClock(Date()),
                 database: database
             )
-            let configuration = APIConfiguration(serverKey: serverKey, publicURL: publicURL, now: { harness.clock.now })
+            let configuration = APIConfiguration(serverKey: serverKey, publicURL: publicURL, limits: limits, now: { harness.clock.now })
             let app = Application(
                 router: APIServer.buildRouter(database: database, configuration: configuration, logger: TestDatabase.logger)
             )

@@ -12,6 +12,8 @@ struct AirshipError: HTTPResponseError {
     let error: String
     let errorCode: Int
     let details: Details?
+    /// Sent as `Retry-After` (whole seconds, rounded up) with a 429 or 503.
+    var retryAfter: Duration?
 
     struct Details: Encodable {
         var error: String
@@ -68,11 +70,31 @@ struct AirshipError: HTTPResponseError {
         AirshipError(.unauthorized, "Unauthorized", details: Details(error: reason))
     }
 
+    /// 429 for a caller over its rate limit, with when to come back.
+    static func tooManyRequests(_ reason: String, retryAfter: Duration) -> AirshipError {
+        var error = AirshipError(.tooManyRequests, "Too many requests", details: Details(error: reason))
+        error.retryAfter = retryAfter
+        return error
+    }
+
+    /// 503 with when to come back: the database is unreachable or slow, or, on the device API, a limit was reached
+    /// (the SDK drops a batch answered with a 4xx, but retries a 5xx).
+    static func unavailable(_ reason: String, retryAfter: Duration = .seconds(1)) -> AirshipError {
+        var error = AirshipError(.serviceUnavailable, "Service unavailable", details: Details(error: reason))
+        error.retryAfter = retryAfter
+        return error
+    }
+
     func response(from request: Request, context: some RequestContext) throws -> Response {
-        try AirshipJSON.response(
+        var response = try AirshipJSON.response(
             status: self.status,
             Body(ok: false, error: self.error, errorCode: self.errorCode, details: self.details)
         )
+        if let retryAfter = self.retryAfter {
+            let seconds = max(1, retryAfter.components.seconds + (retryAfter.components.attoseconds > 0 ? 1 : 0))
+            response.headers[.retryAfter] = String(seconds)
+        }
+        return response
     }
 
     private struct Body: Encodable {

@@ -1,4 +1,5 @@
 import BlimpCore
+import BlimpStore
 import Hummingbird
 import Logging
 
@@ -12,6 +13,9 @@ struct AirshipErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             return try error.response(from: request, context: context)
         } catch let error as InvalidField {
             return try AirshipError.invalid(error).response(from: request, context: context)
+        } catch StoreError.unavailable(let reason) {
+            context.logger.warning("database unavailable", metadata: ["error": "\(reason)"])
+            return try AirshipError.unavailable("the database is unavailable; try again shortly").response(from: request, context: context)
         } catch let error as any HTTPResponseError {
             let message =
                 switch error.status {

@@ -16,6 +16,7 @@ import Hummingbird
 struct Authenticator: Sendable {
     let apps: AppDirectory
     let tokenKey: IssuedTokenKey
+    let limits: RequestLimits
     let now: @Sendable () -> Date
 
     /// How far a signed request's `X-UA-Timestamp` may be from the server's clock. Wide, because phones' clocks are
@@ -32,10 +33,11 @@ struct Authenticator: Sendable {
         throw AirshipError.unauthorized("use Basic or Bearer authentication")
     }
 
-    /// The caller, who must hold the master secret.
-    func master(_ request: Request) async throws -> Caller {
+    /// The caller, who must hold the master secret, within its app's rate limit for `api` (else 429).
+    func master(_ request: Request, _ api: RequestLimits.ServerAPI = .other) async throws -> Caller {
         let caller = try await self.caller(of: request)
         guard caller.access == .master else { throw AirshipError.unauthorized("this API needs the master secret") }
+        try self.limits.admit(api, appID: caller.app.id)
         return caller
     }
 
@@ -73,8 +75,9 @@ struct Authenticator: Sendable {
         }
         if APIToken.isWellFormed(token) {
             // A token issued since the app's credentials were cached is looked up again.
-            let current = credentials.isAPIToken(token) ? credentials : try await self.apps.credentials(appKey: appKey, fresh: true)
-            guard let current, current.isAPIToken(token) else { throw AirshipError.unauthorized("the token is not valid") }
+            guard let current = try await self.apps.credentials(appKey: appKey, apiToken: token, cached: credentials) else {
+                throw AirshipError.unauthorized("the token is not valid")
+            }
             return Caller(credentials: current, access: .master)
         }
         // The SDK signs the channel id as it sends it.

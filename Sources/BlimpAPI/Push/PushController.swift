@@ -32,7 +32,7 @@ struct PushController: Sendable {
     }
 
     func send(_ request: Request) async throws -> Response {
-        let caller = try await self.auth.master(request)
+        let caller = try await self.auth.master(request, .push)
         let key = try Self.idempotencyKey(of: request)
         let (pushes, isBatch) = try await self.pushes(in: request)
         let submission = PushSubmission(appID: caller.app.id, pushes: pushes, idempotencyKey: key)
@@ -53,7 +53,7 @@ struct PushController: Sendable {
     }
 
     func validate(_ request: Request) async throws -> Response {
-        _ = try await self.auth.master(request)
+        _ = try await self.auth.master(request, .push)
         _ = try await self.pushes(in: request)
         return AirshipJSON.ok()
     }

@@ -13,13 +13,15 @@ struct APICommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "api", abstract: "Run the HTTP API.")
 
     @OptionGroup var listen: ListenOptions
+    @OptionGroup var limits: LimitOptions
     @OptionGroup var database: DatabaseOptions
     @OptionGroup var logging: LoggingOptions
 
     func run() async throws {
         let logger = self.logging.makeLogger(label: "blimp.api")
         let serverKey = try ServerKeySetting.resolve()
-        let services = self.listen.buildAPI(database: try self.database.resolve(), serverKey: serverKey, logger: logger)
+        let services = self.listen.buildAPI(
+            database: try self.database.resolve(), serverKey: serverKey, limits: self.limits.limits, logger: logger)
         try await runServices(services.all, logger: logger)
     }
 }
@@ -28,7 +30,7 @@ struct APICommand: AsyncParsableCommand {
 /// expired Live Activities and idempotency keys.
 struct APIServices {
     let database: PostgresClient
-    var api: Application<RouterResponder<BasicRequestContext>>
+    var api: Application<RouterResponder<APIRequestContext>>
     let janitor: Janitor
 
     var all: [any Service] { [self.database, self.api, self.janitor] }
@@ -36,9 +38,9 @@ struct APIServices {
 
 extension ListenOptions {
     /// The API server on these options' address, with the database client it needs running before it.
-    func buildAPI(database url: DatabaseURL, serverKey: ServerKey, logger: Logger) -> APIServices {
+    func buildAPI(database url: DatabaseURL, serverKey: ServerKey, limits: APILimits, logger: Logger) -> APIServices {
         let database = PostgresClient(configuration: url.clientConfiguration(), backgroundLogger: logger)
-        let configuration = APIConfiguration(serverKey: serverKey, publicURL: self.publicURL)
+        let configuration = APIConfiguration(serverKey: serverKey, publicURL: self.publicURL, limits: limits)
         let api = APIServer.buildApplication(
             host: self.host,
             port: self.port,

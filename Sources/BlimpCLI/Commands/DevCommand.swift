@@ -17,6 +17,7 @@ struct DevCommand: AsyncParsableCommand {
     @Option(help: "Where the server key and the demo app's key and credentials are kept.")
     var stateDir = ".blimp"
     @OptionGroup var listen: ListenOptions
+    @OptionGroup var limits: LimitOptions
     @Option(help: "The APNs simulator's port (not run when BLIMP_APNS_URL is set).") var apnsSimPort = 2197
     @Option(help: "The APNs simulator's admin port.") var apnsSimAdminPort = 2198
     @OptionGroup var database: DatabaseOptions
@@ -33,7 +34,7 @@ struct DevCommand: AsyncParsableCommand {
         // The schema first, so that the worker finds its tables from its first look.
         try await url.withClient(logger: logger) { try await Schema.apply(to: $0, logger: logger) }
 
-        var services = self.listen.buildAPI(database: url, serverKey: serverKey, logger: logger)
+        var services = self.listen.buildAPI(database: url, serverKey: serverKey, limits: self.limits.limits, logger: logger)
         let database = services.database
         // Runs once the database client is up, before the API listens.
         services.api.beforeServerStarts {

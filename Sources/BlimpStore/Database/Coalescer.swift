@@ -7,7 +7,8 @@ import Synchronization
 /// A request's answer comes after its flush commits, so nothing is acknowledged before it is durable. A request never
 /// fails for another's sake: when a batch of several fails, each of its requests is flushed again alone, so only the
 /// one at fault gets the error (callers check what they can before they submit; this is for what only the database
-/// finds).
+/// finds). A request cancelled while it waits (its HTTP request timed out) leaves the queue unwritten; one already
+/// being flushed waits for its flush.
 final class Coalescer<Input: Sendable, Output: Sendable>: Sendable {
     /// Writes `inputs` and returns one output per input, in order.
     typealias Flush = @Sendable ([Input]) async throws -> [Output]
@@ -17,9 +18,12 @@ final class Coalescer<Input: Sendable, Output: Sendable>: Sendable {
     private let flush: Flush
     private let state = Mutex(State())
 
+    private typealias Request = (input: Input, continuation: CheckedContinuation<Output, any Error>)
+
     private struct State {
-        var waiting: [(input: Input, continuation: CheckedContinuation<Output, any Error>)] = []
+        var waiting: [(id: UInt64, request: Request)] = []
         var flushing = 0
+        var nextID: UInt64 = 0
     }
 
     init(maximumFlushes: Int = 2, maximumBatch: Int = 500, flush: @escaping Flush) {
@@ -30,14 +34,26 @@ final class Coalescer<Input: Sendable, Output: Sendable>: Sendable {
 
     /// Writes `input` with whatever else is waiting, and returns its output once committed.
     func submit(_ input: Input) async throws -> Output {
-        try await withCheckedThrowingContinuation { continuation in
-            let startsFlushing = self.state.withLock { state in
-                state.waiting.append((input, continuation))
-                guard state.flushing < self.maximumFlushes else { return false }
-                state.flushing += 1
-                return true
+        let id = self.state.withLock { state in
+            state.nextID += 1
+            return state.nextID
+        }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                let startsFlushing = self.state.withLock { state in
+                    state.waiting.append((id, (input, continuation)))
+                    guard state.flushing < self.maximumFlushes else { return false }
+                    state.flushing += 1
+                    return true
+                }
+                if startsFlushing { Task { await self.drain() } }
             }
-            if startsFlushing { Task { await self.drain() } }
+        } onCancel: {
+            let cancelled = self.state.withLock { state -> Request? in
+                guard let index = state.waiting.firstIndex(where: { $0.id == id }) else { return nil }
+                return state.waiting.remove(at: index).request
+            }
+            cancelled?.continuation.resume(throwing: CancellationError())
         }
     }
 
@@ -47,9 +63,9 @@ final class Coalescer<Input: Sendable, Output: Sendable>: Sendable {
             let batch = self.state.withLock { state in
                 let count = min(state.waiting.count, self.maximumBatch)
                 if count == 0 { state.flushing -= 1 }
-                let batch = state.waiting.prefix(count)
+                let batch = state.waiting.prefix(count).map(\.request)
                 state.waiting.removeFirst(count)
-                return Array(batch)
+                return batch
             }
             if batch.isEmpty { return }
             do {
@@ -64,7 +80,7 @@ final class Coalescer<Input: Sendable, Output: Sendable>: Sendable {
         }
     }
 
-    private func flushAlone(_ request: (input: Input, continuation: CheckedContinuation<Output, any Error>)) async {
+    private func flushAlone(_ request: Request) async {
         do {
             let outputs = try await self.flush([request.input])
             precondition(outputs.count == 1, "a flush returns one output per input")

@@ -6,6 +6,9 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
     /// What was asked for is not in this app (whether it exists in another is never told).
     case notFound
     case database(reason: String)
+    /// The database cannot be reached or is shedding load (connection refused or lost, too many connections, a
+    /// statement timeout, the pool giving up): worth trying again shortly.
+    case unavailable(reason: String)
     /// A claimed push whose row cannot be sent (the store has already failed it, so its name goes on).
     case unreadablePush(appID: Int64, pushID: UUID, reason: String)
 
@@ -13,6 +16,7 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
         switch self {
         case .notFound: "not found"
         case .database(let reason): "database error: \(reason)"
+        case .unavailable(let reason): "the database is unavailable: \(reason)"
         case .unreadablePush(_, let pushID, let reason): "push \(pushID.uuidString.lowercased()) cannot be read: \(reason)"
         }
     }
@@ -35,7 +39,22 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
                 .database(reason: "the transaction failed")
             }
         case let error as PSQLError where error.serverInfo?[.sqlState] == "23503": .notFound
+        case _ where Self.isUnavailable(error): .unavailable(reason: DatabaseError.reason(for: error))
         default: .database(reason: DatabaseError.reason(for: error))
         }
+    }
+
+    /// SQLSTATE classes and codes that mean "not now" rather than "wrong": connection exceptions (08), too many
+    /// connections (53300), a statement timeout (57014) and server shutdowns (57P01–57P03).
+    private static let unavailableStates: Set<String> = ["53300", "57014", "57P01", "57P02", "57P03"]
+
+    private static func isUnavailable(_ error: any Error) -> Bool {
+        if let error = error as? PSQLError {
+            if let state = error.serverInfo?[.sqlState] { return state.hasPrefix("08") || Self.unavailableStates.contains(state) }
+            return [.connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown, .poolClosed].contains(error.code)
+        }
+        // The pool's own errors (its circuit breaker after failed connection attempts, a lease timeout) and socket errors.
+        let type = String(describing: Swift.type(of: error))
+        return type.contains("ConnectionPoolError") || type.contains("NIOConnectionError") || error is CancellationError
     }
 }

@@ -1,0 +1,56 @@
+import BlimpCore
+import BlimpStore
+import BlimpTestSupport
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import PostgresNIO
+import Testing
+
+@testable import BlimpAPI
+
+@Suite(.enabled(if: TestDatabase.isEnabled)) struct AvailabilityTests {
+    /// An unknown app key is remembered for a few seconds: a flood of made-up keys does not become a flood of queries.
+    /// Here the key comes to exist meanwhile, and the directory still answers from its memory.
+    @Test func unknownAppKeysAreRememberedBriefly() async throws {
+        try await TestDatabase.withFreshDatabase { _, client in
+            let serverKey = ServerKey.generate().key
+            let (app, _) = try await TestApps.create(named: "Scores", in: client, serverKey: serverKey)
+            let directory = AppDirectory(store: AppStore(client: client, logger: TestDatabase.logger), serverKey: serverKey)
+            let newKey = String(app.appKey.reversed())
+            #expect(try await directory.credentials(appKey: newKey) == nil)
+            // (The sealed app secret is bound to the old key: the app keeps Basic authentication only.)
+            try await client.query("UPDATE apps SET app_key = \(newKey), app_secret_sealed = NULL", logger: TestDatabase.logger)
+            #expect(try await directory.credentials(appKey: newKey) == nil, "answered from memory, not the database")
+            #expect(try await directory.credentials(appKey: newKey, fresh: true)?.app.id == app.id)
+        }
+    }
+
+    /// A database that does not answer is a 503 with `Retry-After` once the request's time is up, never a hang.
+    @Test func aDatabaseThatDoesNotAnswerIs503() async throws {
+        // Port 1 on loopback: nothing listens, so every connection attempt fails and the pool keeps retrying.
+        let url = try DatabaseURL("postgres://blimp@127.0.0.1:1/blimp")
+        var quiet = Logger(label: "blimp.tests.unreachable")
+        quiet.logLevel = .critical
+        let database = PostgresClient(configuration: url.clientConfiguration(), backgroundLogger: quiet)
+        var limits = APILimits()
+        limits.requestTimeout = .seconds(1)
+        let configuration = APIConfiguration(serverKey: ServerKey.generate().key, limits: limits)
+        let app = Application(router: APIServer.buildRouter(database: database, configuration: configuration, logger: quiet))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await database.run() }
+            defer { group.cancelAll() }
+            try await app.test(.router) { client in
+                let started = ContinuousClock.now
+                let answer = try await client.send(
+                    .post, "/api/channels", APIHarness.basic(String(repeating: "A", count: 22), "secret"), #"{"channel": {"device_type": "ios"}}"#)
+                #expect(answer.status == .serviceUnavailable)
+                #expect(answer.body["error_code"] as? Int == 50300)
+                #expect(answer.headers[.retryAfter] == "1")
+                #expect(started.duration(to: .now) < .seconds(5))
+            }
+        }
+    }
+}
