@@ -328,3 +328,11 @@ ALTER TABLE pushes ADD CONSTRAINT pushes_bytes
 -- claim any named user's pushes. An app that sets this to false leaves association to the server API: a device's
 -- identify then only resolves its contact.
 ALTER TABLE apps ADD COLUMN device_association boolean NOT NULL DEFAULT true;
+
+-- version 5: fair claims between apps
+-- When each app last had a push claimed: workers take the next new push from the app that waited longest, so one
+-- app's backlog of queued pushes delays another app's push by a claim, not by the whole backlog.
+CREATE TABLE dispatch_turns (
+    app_id          bigint PRIMARY KEY,
+    last_claimed_at timestamptz NOT NULL
+);

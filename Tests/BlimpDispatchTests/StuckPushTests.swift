@@ -106,3 +106,27 @@ import Testing
         }
     }
 }
+
+@Suite(.enabled(if: TestDatabase.isEnabled)) struct FairClaimTests {
+    /// One app's backlog of queued pushes delays another app's push by a claim, not by the backlog: the worker
+    /// takes the next new push from the app that waited longest.
+    @Test func anotherAppsPushGoesAheadOfABacklog() async throws {
+        try await DispatchHarness.run { harness in
+            let (other, _) = try await TestApps.create(named: "Orders", in: harness.database, serverKey: harness.serverKey)
+            for index in 0..<200 {
+                try await harness.push(DispatchHarness.liveActivity("update", "backlog-\(index)", #", "content_state": {"s": 1}"#))
+            }
+            let single = try Push.pushes(in: try RawJSONParser.parse(DispatchHarness.liveActivity("update", "single", #", "content_state": {"s": 1}"#).utf8))
+            let submission = PushSubmission(appID: other.id, pushes: single, idempotencyKey: nil)
+            guard case .accepted = try await harness.intake.accept(submission) else { throw DispatchHarness.Refused() }
+            let store = DispatchStore(client: harness.database, logger: TestDatabase.logger)
+            var claimed: [Int64] = []
+            for _ in 0..<4 {
+                claimed.append(try #require(try await store.claim(worker: "w", now: harness.clock.now, lease: .seconds(30))).appID)
+            }
+            // Turns alternate while both apps have pushes queued: the single push is the first or second claimed.
+            #expect(claimed.prefix(2).contains(other.id), "\(claimed)")
+            #expect(claimed.filter { $0 == other.id }.count == 1)
+        }
+    }
+}

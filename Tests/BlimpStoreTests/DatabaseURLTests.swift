@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import BlimpStore
@@ -72,11 +73,14 @@ import Testing
     }
 
     @Test func theShippedSchemaHasEveryTable() {
-        let creates = Schema.migrations.flatMap(\.statements).filter { $0.hasPrefix("CREATE TABLE") }.map { $0.split(separator: " ")[5] }
+        let creates = Schema.migrations.flatMap(\.statements).filter { $0.hasPrefix("CREATE TABLE") }.map {
+            $0.replacingOccurrences(of: "IF NOT EXISTS ", with: "").split(separator: " ")[2]
+        }
         #expect(
             creates == [
                 "apps", "named_users", "channels", "channel_tags", "named_user_tags", "live_activities",
                 "push_to_start_tokens", "pushes", "push_parts", "activity_names", "push_requests", "api_tokens", "delivery_outcomes",
+                "dispatch_turns",
             ]
         )
     }

@@ -20,16 +20,46 @@ public struct DispatchStore: Sendable {
 
     // MARK: - Claiming
 
-    /// Claims the next part to fan out: the oldest queued push that is the first unfinished one of its Live Activity
-    /// name (so a name's pushes go out in acceptance order, which their timestamps follow), as one part over every
-    /// channel; else a part of a push already being sent that is waiting (and due, if it failed before) or whose
-    /// lease expired (its worker died), oldest push first. New pushes go first so that a large fan-out's parts never
-    /// hold a small push up for long. Leases are measured by the database's clock, which every worker shares.
+    /// Claims the next part to fan out: a new push, from the app with queued pushes that has waited longest for a
+    /// claim (so one app's backlog delays another app's push by a claim, not by the backlog), its oldest queued push
+    /// that is the first unfinished one of its Live Activity name (so a name's pushes go out in acceptance order,
+    /// which their timestamps follow), as one part over every channel; else a part of a push already being sent
+    /// that is waiting (and due, if it failed before) or whose lease expired (its worker died), oldest push first.
+    /// New pushes go first so that a large fan-out's parts never hold a small push up for long. Leases are measured
+    /// by the database's clock, which every worker shares.
     ///
     /// A claimed row that cannot be read fails its push at once (``UnreadablePush``), so it never blocks its name.
     public func claim(worker: String, now: Date, lease: Duration) async throws(StoreError) -> ClaimedPush? {
-        if let push = try await self.claimQueuedPush(worker: worker, now: now, lease: lease) { return push }
+        // An app's queued pushes may all wait behind its pushes being sent (their names'): then the next app's turn.
+        for appID in try await self.appsByTurn(now: now) {
+            if let push = try await self.claimQueuedPush(of: appID, worker: worker, now: now, lease: lease) { return push }
+        }
         return try await self.claimPart(worker: worker, lease: lease)
+    }
+
+    /// How many apps one claim tries for a new push before it looks at parts.
+    static let appsPerClaim = 8
+
+    /// Apps with pushes due, the one whose last claim is oldest (or that never had one) first. The apps are found by
+    /// skipping through the index of unfinished pushes, one probe per app, however long their queues.
+    private func appsByTurn(now: Date) async throws(StoreError) -> [Int64] {
+        try await StoreError.mapping {
+            try await self.client.query(
+                """
+                WITH RECURSIVE waiting (app_id) AS (
+                    (SELECT app_id FROM pushes WHERE state = 'queued' ORDER BY app_id LIMIT 1)
+                    UNION ALL
+                    SELECT (SELECT p.app_id FROM pushes p WHERE p.state = 'queued' AND p.app_id > w.app_id ORDER BY p.app_id LIMIT 1)
+                    FROM waiting w WHERE w.app_id IS NOT NULL)
+                SELECT w.app_id FROM waiting w LEFT JOIN dispatch_turns t ON t.app_id = w.app_id
+                WHERE w.app_id IS NOT NULL
+                  AND EXISTS (SELECT 1 FROM pushes p WHERE p.app_id = w.app_id AND p.state = 'queued' AND p.not_before <= \(now))
+                ORDER BY t.last_claimed_at NULLS FIRST, w.app_id
+                LIMIT \(Self.appsPerClaim)
+                """,
+                logger: self.logger
+            ).decode(Int64.self).array()
+        }
     }
 
     private func claimPart(worker: String, lease: Duration) async throws(StoreError) -> ClaimedPush? {
@@ -50,13 +80,13 @@ public struct DispatchStore: Sendable {
             """)
     }
 
-    private func claimQueuedPush(worker: String, now: Date, lease: Duration) async throws(StoreError) -> ClaimedPush? {
+    private func claimQueuedPush(of appID: Int64, worker: String, now: Date, lease: Duration) async throws(StoreError) -> ClaimedPush? {
         let all = ChannelIDRange.all
         return try await self.claimed(
             """
             WITH next AS (
                 SELECT p.app_id, p.push_id FROM pushes p
-                WHERE p.state = 'queued' AND p.not_before <= \(now)
+                WHERE p.app_id = \(appID) AND p.state = 'queued' AND p.not_before <= \(now)
                   AND NOT EXISTS (
                       SELECT 1 FROM pushes q
                       WHERE q.app_id = p.app_id AND q.activity_name = p.activity_name
@@ -74,7 +104,10 @@ public struct DispatchStore: Sendable {
                 SELECT app_id, push_id, 0, \(all.after), \(all.through), \(all.after), 'sending', \(worker),
                        now() + make_interval(secs => \(Self.seconds(lease))), accepted_at
                 FROM p
-                RETURNING *)
+                RETURNING *),
+            turn AS (
+                INSERT INTO dispatch_turns (app_id, last_claimed_at) SELECT app_id, clock_timestamp() FROM p
+                ON CONFLICT (app_id) DO UPDATE SET last_claimed_at = EXCLUDED.last_claimed_at)
             SELECT \(unescaped: ClaimedPush.rowColumns) FROM part JOIN p ON p.app_id = part.app_id AND p.push_id = part.push_id
             """)
     }
