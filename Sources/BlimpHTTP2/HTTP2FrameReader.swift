@@ -2,8 +2,14 @@ import NIOCore
 
 /// Turns the bytes of an HTTP/2 connection into whole frames (RFC 9113 §4, §6): it keeps partial frames between reads,
 /// checks the frame size, strips padding and priority fields, and joins a header block split over CONTINUATION
-/// frames. PRIORITY and unknown frame types are skipped.
+/// frames, up to ``maximumHeaderBlock`` bytes (a peer that sends more, or CONTINUATION without end, is cut off with
+/// ENHANCE_YOUR_CALM instead of growing the buffer). A WINDOW_UPDATE of 0 is a PROTOCOL_ERROR. PRIORITY and unknown
+/// frame types are skipped.
 package struct HTTP2FrameReader {
+    /// The largest header block, HEADERS and CONTINUATION frames together. APNs's requests and answers need a few
+    /// hundred bytes; 64 KiB is as much as NIO's HTTP/2 accepts by default.
+    package static let maximumHeaderBlock = 64 * 1024
+
     /// A frame as the connection handlers act on it.
     package enum Frame: Sendable {
         /// DATA: the payload without padding, and the length that counts against flow control.
@@ -15,7 +21,7 @@ package struct HTTP2FrameReader {
         case settings([(identifier: UInt16, value: UInt32)])
         case settingsAck
         case ping(opaqueData: UInt64, ack: Bool)
-        case goAway(lastStreamID: UInt32)
+        case goAway(lastStreamID: UInt32, errorCode: UInt32)
         case windowUpdate(streamID: UInt32, increment: Int)
         case pushPromise
     }
@@ -76,6 +82,7 @@ package struct HTTP2FrameReader {
                 block.moveReaderIndex(forwardBy: 5)
             }
             let endStream = header.flags.contains(.endStream)
+            guard block.readableBytes <= Self.maximumHeaderBlock else { throw .enhanceYourCalm }
             guard header.flags.contains(.endHeaders) else {
                 self.partialHeaders = (header.streamID, block, endStream)
                 return nil
@@ -83,6 +90,7 @@ package struct HTTP2FrameReader {
             return .headers(streamID: header.streamID, block: block, endStream: endStream)
         case .continuation:
             guard var partial = self.partialHeaders, partial.streamID == header.streamID else { throw .protocolError }
+            guard partial.block.readableBytes + payload.readableBytes <= Self.maximumHeaderBlock else { throw .enhanceYourCalm }
             partial.block.writeBuffer(&payload)
             guard header.flags.contains(.endHeaders) else {
                 self.partialHeaders = partial
@@ -105,10 +113,14 @@ package struct HTTP2FrameReader {
             guard let data = payload.readInteger(as: UInt64.self), header.length == 8 else { throw .frameSizeError }
             return .ping(opaqueData: data, ack: header.flags.contains(.ack))
         case .goAway:
-            guard let lastStreamID = payload.readInteger(as: UInt32.self) else { throw .frameSizeError }
-            return .goAway(lastStreamID: lastStreamID & 0x7FFF_FFFF)
+            guard let lastStreamID = payload.readInteger(as: UInt32.self), let errorCode = payload.readInteger(as: UInt32.self) else {
+                throw .frameSizeError
+            }
+            return .goAway(lastStreamID: lastStreamID & 0x7FFF_FFFF, errorCode: errorCode)
         case .windowUpdate:
-            guard let increment = payload.readInteger(as: UInt32.self) else { throw .frameSizeError }
+            guard let increment = payload.readInteger(as: UInt32.self), header.length == 4 else { throw .frameSizeError }
+            // RFC 9113 §6.9: an increment of 0 is an error; both ends of ours close the connection for it.
+            guard increment & 0x7FFF_FFFF > 0 else { throw .protocolError }
             return .windowUpdate(streamID: header.streamID, increment: Int(increment & 0x7FFF_FFFF))
         case .pushPromise:
             return .pushPromise

@@ -52,6 +52,17 @@ package enum HTTP2Wire {
         case refusedStream = 0x7
         case cancel = 0x8
         case compressionError = 0x9
+        case enhanceYourCalm = 0xb
+    }
+
+    /// The largest flow-control window (RFC 9113 §6.9.1).
+    package static let maximumWindow = 0x7FFF_FFFF
+
+    /// `window` grown by a WINDOW_UPDATE's `increment` or a SETTINGS_INITIAL_WINDOW_SIZE change; past 2^31-1 it is
+    /// the connection error FLOW_CONTROL_ERROR (RFC 9113 §6.9.1, §6.9.2).
+    package static func grow(_ window: inout Int, by increment: Int) throws(ErrorCode) {
+        guard window + increment <= Self.maximumWindow else { throw .flowControlError }
+        window += increment
     }
 }
 

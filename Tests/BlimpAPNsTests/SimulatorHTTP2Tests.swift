@@ -102,3 +102,54 @@ private final class FrameCollector: ChannelInboundHandler {
         self.continuation.finish()
     }
 }
+
+/// RFC 9113's limits on what a peer may send, enforced by the frame reader and the flow-control windows that the
+/// simulator and the APNs client share: each breach ends the connection with a GOAWAY naming the error.
+@Suite struct SimulatorConnectionErrorTests {
+    static func goAway(after frames: (inout ByteBuffer) -> Void) async throws -> UInt32? {
+        try await SimulatorHarness.with { harness in
+            let connection = try await RawConnection.open(port: harness.port, caFile: harness.caFile)
+            var bytes = ByteBuffer()
+            bytes.writeHTTP2Preface()
+            bytes.writeHTTP2Settings([])
+            frames(&bytes)
+            try await connection.channel.writeAndFlush(bytes)
+            let code = try await withTimeout(.seconds(30)) { [connection] () async -> UInt32? in
+                for await frame in connection.frames {
+                    if case .goAway(_, let errorCode) = frame { return errorCode }
+                }
+                return nil
+            }
+            try? await connection.channel.close()
+            return code
+        }
+    }
+
+    @Test func aZeroWindowIncrementIsAProtocolError() async throws {
+        let code = try await Self.goAway { bytes in
+            bytes.writeHTTP2WindowUpdate(streamID: 0, increment: 0)
+        }
+        #expect(code == HTTP2Wire.ErrorCode.protocolError.rawValue)
+    }
+
+    @Test func aWindowPastTwoToTheThirtyOneIsAFlowControlError() async throws {
+        let code = try await Self.goAway { bytes in
+            bytes.writeHTTP2WindowUpdate(streamID: 0, increment: HTTP2Wire.maximumWindow)
+        }
+        #expect(code == HTTP2Wire.ErrorCode.flowControlError.rawValue)
+    }
+
+    /// A header block that never ends (CONTINUATION after CONTINUATION) is cut off once it passes the bound, instead
+    /// of growing without limit.
+    @Test func anEndlessHeaderBlockIsCutOff() async throws {
+        let code = try await Self.goAway { bytes in
+            bytes.writeHTTP2FrameHeader(length: 0, type: .headers, streamID: 1)
+            let chunk = [UInt8](repeating: 0x40, count: 16_000)
+            for _ in 0..<5 {
+                bytes.writeHTTP2FrameHeader(length: chunk.count, type: .continuation, streamID: 1)
+                bytes.writeBytes(chunk)
+            }
+        }
+        #expect(code == HTTP2Wire.ErrorCode.enhanceYourCalm.rawValue)
+    }
+}

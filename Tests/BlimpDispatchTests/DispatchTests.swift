@@ -186,7 +186,7 @@ import Testing
 
 extension PostgresRowSequence {
     /// Every row decoded as `T`.
-    func collect<T: PostgresDecodable>(_ type: T.Type) async throws -> [T] {
+    func collect<T: PostgresDecodable & Sendable>(_ type: T.Type) async throws -> [T] {
         try await self.decode(T.self).reduce(into: []) { $0.append($1) }
     }
 }

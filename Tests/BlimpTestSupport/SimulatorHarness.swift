@@ -1,7 +1,6 @@
 import BlimpAPNs
 import BlimpCore
 import BlimpSimulator
-import BlimpTestSupport
 import Foundation
 import Logging
 

@@ -51,7 +51,7 @@ public enum TestDatabase {
     private static let environment = ProcessInfo.processInfo.environment
 
     private static func admin(_ serverURL: String, _ sql: String) async throws {
-        try await DatabaseURL(serverURL).withClient(logger: Self.logger) { client in
+        _ = try await DatabaseURL(serverURL).withClient(logger: Self.logger) { client in
             try await client.query(PostgresQuery(unsafeSQL: sql), logger: Self.logger)
         }
     }

@@ -16,7 +16,7 @@ struct HealthController {
 
     func ready(logger: Logger) async -> EditedResponse<Status> {
         do {
-            try await withTimeout(self.readinessTimeout) { [database] in
+            _ = try await withTimeout(self.readinessTimeout) { [database] in
                 try await database.query("SELECT 1", logger: logger)
             }
             return EditedResponse(status: .ok, response: Status(ok: true))

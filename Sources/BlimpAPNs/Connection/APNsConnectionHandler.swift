@@ -254,13 +254,13 @@ final class APNsConnectionHandler: ChannelInboundHandler {
             break
         case .ping(let opaqueData, let ack):
             if !ack { self.outbound.writeHTTP2Ping(opaqueData: opaqueData, ack: true) }
-        case .goAway(let lastStreamID):
+        case .goAway(let lastStreamID, _):
             self.goAway(lastStreamID: lastStreamID, context: context)
         case .windowUpdate(let streamID, let increment):
             if streamID == 0 {
-                self.connectionSendWindow += increment
-            } else {
-                self.streams[streamID]?.sendWindow += increment
+                try HTTP2Wire.grow(&self.connectionSendWindow, by: increment)
+            } else if self.streams[streamID] != nil {
+                try HTTP2Wire.grow(&self.streams[streamID]!.sendWindow, by: increment)
             }
             self.writeBlockedBodies()
         case .pushPromise:
@@ -296,7 +296,7 @@ final class APNsConnectionHandler: ChannelInboundHandler {
                 guard value <= 0x7FFF_FFFF else { throw .flowControlError }
                 let delta = Int(value) - self.initialStreamSendWindow
                 self.initialStreamSendWindow = Int(value)
-                for streamID in self.streams.keys { self.streams[streamID]!.sendWindow += delta }
+                for streamID in self.streams.keys { try HTTP2Wire.grow(&self.streams[streamID]!.sendWindow, by: delta) }
             default:
                 break  // our frames are far below any MAX_FRAME_SIZE; the rest do not concern a client
             }

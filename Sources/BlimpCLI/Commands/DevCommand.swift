@@ -32,7 +32,7 @@ struct DevCommand: AsyncParsableCommand {
         let apns = simulator?.endpoint ?? configured
         let url = try self.database.resolve()
         // The schema first, so that the worker finds its tables from its first look.
-        try await url.withClient(logger: logger) { try await Schema.apply(to: $0, logger: logger) }
+        _ = try await url.withClient(logger: logger) { try await Schema.apply(to: $0, logger: logger) }
 
         var services = self.listen.buildAPI(database: url, serverKey: serverKey, limits: self.limits.limits, logger: logger)
         let database = services.database

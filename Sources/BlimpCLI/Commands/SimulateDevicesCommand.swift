@@ -12,8 +12,9 @@ struct SimulateDevicesCommand: AsyncParsableCommand {
 
     @Option(help: "The API's URL.") var url = "http://127.0.0.1:8080"
     @Option(help: "The app's key.") var appKey: String
-    @Option(help: "The app's secret (never the master secret), or BLIMP_APP_SECRET.")
-    var appSecret: String? = ProcessInfo.processInfo.environment["BLIMP_APP_SECRET"]
+    @Option(name: .customLong("app-secret"), help: "The app's secret (never the master secret), or BLIMP_APP_SECRET.")
+    var appSecretFlag: String?
+    var appSecret: String? { self.appSecretFlag ?? ProcessInfo.processInfo.environment["BLIMP_APP_SECRET"] }
     @Option(help: "How many devices register.") var count = 1000
     @Option(help: "How many register at once, each on its own connection.") var concurrency = 32
     @Option(help: "The name each device tracks its Live Activity under.") var activityName = "demo-match"

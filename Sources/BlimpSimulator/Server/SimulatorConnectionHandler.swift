@@ -113,9 +113,9 @@ final class SimulatorConnectionHandler: ChannelInboundHandler {
             if !ack { self.outbound.writeHTTP2Ping(opaqueData: opaqueData, ack: true) }
         case .windowUpdate(let streamID, let increment):
             if streamID == 0 {
-                self.connectionSendWindow += increment
+                try HTTP2Wire.grow(&self.connectionSendWindow, by: increment)
             } else if self.openStreams[streamID] != nil {
-                self.openStreams[streamID]! += increment
+                try HTTP2Wire.grow(&self.openStreams[streamID]!, by: increment)
             }
             self.writeBlockedBodies()
         case .goAway:
@@ -185,7 +185,7 @@ final class SimulatorConnectionHandler: ChannelInboundHandler {
             guard value <= 0x7FFF_FFFF else { throw .flowControlError }
             let delta = Int(value) - self.initialStreamSendWindow
             self.initialStreamSendWindow = Int(value)
-            for streamID in self.openStreams.keys { self.openStreams[streamID]! += delta }
+            for streamID in self.openStreams.keys { try HTTP2Wire.grow(&self.openStreams[streamID]!, by: delta) }
         }
         self.outbound.writeHTTP2FrameHeader(length: 0, type: .settings, flags: .ack, streamID: 0)
         self.writeBlockedBodies()

@@ -173,7 +173,7 @@ public struct DispatchStore: Sendable {
 
     /// Gives the part back at once (a worker shutting down): another worker resumes it from its cursor.
     public func release(_ push: ClaimedPush, worker: String) async throws(StoreError) {
-        try await StoreError.mapping {
+        _ = try await StoreError.mapping {
             try await self.client.query(
                 """
                 UPDATE push_parts SET lease_expires_at = now()

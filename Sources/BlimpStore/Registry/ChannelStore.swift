@@ -136,7 +136,7 @@ public struct ChannelStore: Sendable {
                     nil, attributesType: attributesType, actionMilliseconds: actionMilliseconds,
                     channelID: channelID, appID: appID, now: self.now())
             }
-            try await StoreError.mapping { try await self.client.query(statement, logger: self.logger) }
+            _ = try await StoreError.mapping { try await self.client.query(statement, logger: self.logger) }
         }
     }
 
