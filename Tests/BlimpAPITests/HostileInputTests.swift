@@ -54,6 +54,21 @@ import Testing
         }
     }
 
+    /// A tag that breaks a rule costs the registration its tag changes, not the channel: the SDK would never retry.
+    @Test func aRegistrationWithABadTagIsCreatedWithoutItsTags() async throws {
+        try await APIHarness.run { harness, client in
+            let headers = APIHarness.basic(harness.scores.app.appKey, harness.scores.credentials.appSecret)
+            let body = #"{"channel": {"device_type": "ios", "set_tags": true, "tags": ["ok", "\#(String(repeating: "t", count: 129))"]}}"#
+            let created = try await client.send(.post, "/api/channels", headers, body)
+            #expect(created.status == .created)
+            let skipped = try #require(created.body["skipped"] as? [[String: String]])
+            #expect(skipped.map { $0["path"] } == ["channel.tags"])
+            let id = try #require(created.body["channel_id"] as? String)
+            let lookup = try await client.send(.get, "/api/channels/\(id)", harness.master())
+            #expect(((lookup.body["channel"] as? [String: Any])?["tags"] as? [String])?.isEmpty == true)
+        }
+    }
+
     /// The same id named twice in one request means it once (it was a 500: one statement cannot touch a row twice).
     @Test func repeatedIdsInOneRequestMeanThemOnce() async throws {
         try await APIHarness.run { harness, client in

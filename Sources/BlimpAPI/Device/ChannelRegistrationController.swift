@@ -31,7 +31,7 @@ struct ChannelRegistrationController: Sendable {
         return AirshipJSON.response(
             status: created ? .created : .ok,
             headers: [.location: "/api/channels/\(id)"],
-            json: #"{"channel_id":"\#(id)","ok":true}"#
+            json: Self.answer(channelID: channelID, skipped: registration.skipped, context)
         )
     }
 
@@ -43,7 +43,25 @@ struct ChannelRegistrationController: Sendable {
         try await AirshipError.whenMissing(AirshipError(.conflict, "The channel is not registered; register it again")) {
             try await self.channels.update(registration, channelID: channelID, appID: caller.app.id)
         }
-        return AirshipJSON.response(json: #"{"channel_id":"\#(channelID.lowercaseString)","ok":true}"#)
+        return AirshipJSON.response(json: Self.answer(channelID: channelID, skipped: registration.skipped, context))
+    }
+
+    /// `{"channel_id": …, "ok": true}`, with the fields left out named in `skipped` (and logged).
+    private static func answer(channelID: UUID, skipped: [InvalidField], _ context: some RequestContext) -> String {
+        let id = channelID.lowercaseString
+        guard !skipped.isEmpty else { return #"{"channel_id":"\#(id)","ok":true}"# }
+        context.logger.notice("registration fields skipped", metadata: ["channel": "\(id)", "first": "\(skipped[0])"])
+        return RawJSON.object([
+            .init("channel_id", .string(id)), .init("ok", .bool(true)), .init("skipped", Self.skippedJSON(skipped, within: "channel")),
+        ]).text
+    }
+
+    /// `[{"path": …, "error": …}, …]`.
+    private static func skippedJSON(_ skipped: [InvalidField], within prefix: String? = nil) -> RawJSON {
+        .array(skipped.map { field in
+            let path = prefix.map { field.within($0).path } ?? field.path
+            return .object([.init("path", .string(path)), .init("error", .string(field.message))])
+        })
     }
 
     func batch(_ request: Request, _ context: some RequestContext) async throws -> Response {
@@ -63,8 +81,7 @@ struct ChannelRegistrationController: Sendable {
         context.logger.notice(
             "batch entries skipped",
             metadata: ["channel": "\(channelID.lowercaseString)", "skipped": "\(batch.skipped.count)", "first": "\(first)"])
-        let skipped = batch.skipped.map { RawJSON.object([.init("path", .string($0.path)), .init("error", .string($0.message))]) }
-        return AirshipJSON.response(json: RawJSON.object([.init("ok", .bool(true)), .init("skipped", .array(skipped))]).text)
+        return AirshipJSON.response(json: RawJSON.object([.init("ok", .bool(true)), .init("skipped", Self.skippedJSON(batch.skipped))]).text)
     }
 
     /// The `channel` of `{"channel": {…}, "identity_hints": {…}}`; the hints are not used.

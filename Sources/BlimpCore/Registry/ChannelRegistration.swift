@@ -86,7 +86,9 @@ public struct ChannelRegistration: Sendable, Equatable {
     }
 
     /// The registration with its push address in lower-case hex and the `device` tag changes it asks for, or the
-    /// first field that breaks a rule (paths relative to `channel`).
+    /// first field that breaks a rule (paths relative to `channel`). Tags that break a rule are skipped, not refused
+    /// (they come from the app's code, and a refused registration would leave the device without a channel): the
+    /// registration keeps no tag change, and ``CheckedChannelRegistration/skipped`` says why.
     public func checked() throws(InvalidField) -> CheckedChannelRegistration {
         if let deviceType = self.deviceType, deviceType != "ios" {
             throw InvalidField("device_type", "Blimp serves iOS channels only (device_type \"ios\")")
@@ -98,16 +100,18 @@ public struct ChannelRegistration: Sendable, Equatable {
         if self.setTags == true, let set = self.tags { tags.set[TagOperations.deviceGroup] = set }
         if let add = self.tagChanges?.add, !add.isEmpty { tags.add[TagOperations.deviceGroup] = add }
         if let remove = self.tagChanges?.remove, !remove.isEmpty { tags.remove[TagOperations.deviceGroup] = remove }
+        var skipped: [InvalidField] = []
         do {
             try tags.validate(exclusiveSet: false)
         } catch {
-            throw InvalidField("tags", error.message)
+            skipped.append(InvalidField("tags", error.message))
+            tags = TagOperations()
         }
         for (path, text) in [("locale_language", self.localeLanguage), ("locale_country", self.localeCountry),
                              ("timezone", self.timezone), ("alias", self.alias), ("ios.tz", self.ios?.tz)] {
             if let text { try TextLimit.label.check(text, at: path, path) }
         }
-        return CheckedChannelRegistration(fields: self, pushAddress: pushAddress, tags: tags)
+        return CheckedChannelRegistration(fields: self, pushAddress: pushAddress, tags: tags, skipped: skipped)
     }
 }
 
@@ -118,4 +122,6 @@ public struct CheckedChannelRegistration: Sendable, Equatable {
     public let pushAddress: String?
     /// The changes to the `device` tag group.
     public let tags: TagOperations
+    /// What was left out, and why (paths relative to `channel`).
+    public let skipped: [InvalidField]
 }
