@@ -2,7 +2,6 @@ import ArgumentParser
 import BlimpCore
 import Foundation
 import NIOCore
-import NIOHTTP1
 
 /// `blimp push`: starts, updates or ends a Live Activity by name (or sends an ordinary alert) through a running
 /// API, as `curl` to APNs would for one token, but by name and audience. Prints the push id; `--wait` then follows
@@ -23,7 +22,9 @@ struct PushCommand: AsyncParsableCommand {
             """
     )
 
-    @Option(help: "The API's URL.") var url = "http://127.0.0.1:8080"
+    @Option(help: "The API's URL, http:// or https://.") var url = "http://127.0.0.1:8080"
+    @Option(help: "A PEM file of a private certificate authority to trust for an https:// URL.") var caFile: String?
+    @Option(help: "Seconds each request to the API may take.") var timeout: Double = 30
     @Option(help: "The app's key.") var appKey: String
     @Option(help: "A server API token (blimp apps token create); else BLIMP_MASTER_SECRET is used.") var token: String?
 
@@ -50,23 +51,22 @@ struct PushCommand: AsyncParsableCommand {
     @Flag(help: "Follow the push's report until it is done.") var wait = false
 
     func run() async throws {
-        guard let components = URLComponents(string: self.url), components.scheme == "http", let host = components.host else {
-            throw CLIError("--url must be an http:// URL (got \(self.url))")
-        }
+        guard self.timeout > 0 else { throw CLIError("--timeout is more than 0 seconds") }
         let authorization = try self.authorization()
         let push = try self.pushObject()
         let headers = authorization + [
             ("Accept", "application/vnd.urbanairship+json; version=3"), ("Content-Type", "application/json"),
         ]
-        try await HTTP1Connection.with(host: host, port: components.port ?? 80) { connection in
-            let (status, answer) = try await connection.send(.POST, "/api/push", headers: headers, body: ByteBuffer(string: push.text))
+        let timeout = Duration.milliseconds(Int64(self.timeout * 1000))
+        try await APIClient.with(url: self.url, headers: headers, timeout: timeout, caFile: self.caFile) { api in
+            let (status, answer) = try await api.send(.POST, "/api/push", body: push.text)
             let json = try? RawJSONParser.parse(answer.readableBytesView)
             guard status == .accepted, case .array(let ids)? = json?["push_ids"], case .string(let pushID)? = ids.first else {
                 throw CLIError("the API answered \(status.code): \(Self.errorText(json) ?? String(buffer: answer))")
             }
             print(pushID)
             guard self.wait else { return }
-            try await Self.follow(pushID, connection: &connection, headers: headers)
+            try await Self.follow(pushID, api: api)
         }
     }
 
@@ -123,9 +123,9 @@ struct PushCommand: AsyncParsableCommand {
     }
 
     /// Prints the push's state and counts on one line, twice a second, until it is finished.
-    private static func follow(_ pushID: String, connection: inout HTTP1Connection, headers: [(String, String)]) async throws {
+    private static func follow(_ pushID: String, api: APIClient) async throws {
         while true {
-            let (status, answer) = try await connection.send(.GET, "/api/pushes/\(pushID)", headers: headers)
+            let (status, answer) = try await api.send(.GET, "/api/pushes/\(pushID)")
             guard status == .ok, let report = (try? RawJSONParser.parse(answer.readableBytesView))?["push"],
                 case .string(let state)? = report["state"]
             else {
