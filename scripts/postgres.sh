@@ -9,7 +9,7 @@ as_root() {
 # Installs the Debian packages Blimp needs, if any is missing.
 install_system_packages() {
     local missing=()
-    for package in postgresql libpq-dev libssl-dev libcurl4-openssl-dev python3 python3-pip; do
+    for package in postgresql libpq-dev libssl-dev libcurl4-openssl-dev python3 python3-pip ${BLIMP_TEST_PACKAGES:-}; do
         dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
     done
     if [ ${#missing[@]} -gt 0 ]; then
@@ -20,13 +20,13 @@ install_system_packages() {
     command -v swift >/dev/null || { echo "blimp: swift is not on PATH (install Swift 6.1 or later from swift.org)" >&2; exit 1; }
 }
 
-# The official Airship Python library and openapi-core, which the compatibility tests drive.
+# The official Airship Python library, openapi-core and h2, which the compatibility and interop tests drive.
 install_python_packages() {
-    python3 -c "import urbanairship, openapi_core" 2>/dev/null && return
-    echo "blimp: installing the urbanairship and openapi-core Python libraries" >&2
-    python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore urbanairship openapi-core 2>/dev/null \
+    python3 -c "import urbanairship, openapi_core, h2" 2>/dev/null && return
+    echo "blimp: installing the urbanairship, openapi-core and h2 Python libraries" >&2
+    python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore urbanairship openapi-core h2 2>/dev/null \
         || python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore --break-system-packages \
-            urbanairship openapi-core
+            urbanairship openapi-core h2
 }
 
 # The newest installed PostgreSQL server's bin directory.

@@ -29,6 +29,8 @@ final class APNsConnectionHandler: ChannelInboundHandler {
         var index: Int
         var deadline: NIODeadline
         var sendWindow = 0
+        /// How much of the request's payload has gone out in DATA frames.
+        var bodySent = 0
         var status: Int?
         var apnsID: String?
         var body: [UInt8] = []
@@ -160,24 +162,29 @@ final class APNsConnectionHandler: ChannelInboundHandler {
         self.requestWritten(context: context)
     }
 
-    /// Writes the stream's body as DATA frames ending the stream, if both windows have room for all of it.
+    /// Writes as much of the stream's body as both windows allow, in DATA frames, the last one ending the stream;
+    /// `true` once all of it is written. A window smaller than the body is used up and the rest waits for
+    /// WINDOW_UPDATE: a peer may well send those only as it receives DATA (RFC 9113 §6.9).
     private func writeBody(of streamID: UInt32) -> Bool {
         guard let exchange = self.streams[streamID] else { return true }  // already answered or timed out
         let payload = exchange.request.payload
-        guard payload.count <= self.connectionSendWindow, payload.count <= exchange.sendWindow else { return false }
-        self.connectionSendWindow -= payload.count
-        self.streams[streamID]!.sendWindow -= payload.count
-        var offset = 0
-        while offset < payload.count {
-            let end = min(offset + HTTP2Wire.defaultMaxFrameSize, payload.count)
+        let sendable = min(payload.count - exchange.bodySent, self.connectionSendWindow, exchange.sendWindow)
+        guard sendable > 0 else { return false }
+        self.connectionSendWindow -= sendable
+        self.streams[streamID]!.sendWindow -= sendable
+        var offset = exchange.bodySent
+        let stop = offset + sendable
+        while offset < stop {
+            let end = min(offset + HTTP2Wire.defaultMaxFrameSize, stop)
             self.outbound.writeHTTP2FrameHeader(length: end - offset, type: .data, flags: end == payload.count ? .endStream : [], streamID: streamID)
             self.outbound.writeBytes(payload[offset..<end])
             offset = end
         }
-        return true
+        self.streams[streamID]!.bodySent = stop
+        return stop == payload.count
     }
 
-    /// Writes the bodies that now fit the windows, in order.
+    /// Writes the waiting bodies, in order, as far as the windows allow.
     private func writeBlockedBodies() {
         while let streamID = self.blockedBodies.first, self.writeBody(of: streamID) {
             self.blockedBodies.removeFirst()
