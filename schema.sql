@@ -336,3 +336,9 @@ CREATE TABLE dispatch_turns (
     app_id          bigint PRIMARY KEY,
     last_claimed_at timestamptz NOT NULL
 );
+
+-- version 6: queued pushes in acceptance order
+-- A claim walks an app's queued pushes oldest first and stops at the first that is the first of its name. With this
+-- index it reads them in order and stops at once; without it, a sudden backlog (20,000 pushes, statistics not yet
+-- updated) was planned as a nested loop over every pair of queued pushes: 127 s for one claim.
+CREATE INDEX pushes_queued_by_acceptance ON pushes (app_id, accepted_at) WHERE state = 'queued';

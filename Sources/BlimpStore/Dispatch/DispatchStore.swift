@@ -87,10 +87,14 @@ public struct DispatchStore: Sendable {
             WITH next AS (
                 SELECT p.app_id, p.push_id FROM pushes p
                 WHERE p.app_id = \(appID) AND p.state = 'queued' AND p.not_before <= \(now)
+                  -- OFFSET 0 keeps this a probe per candidate (pushes_unfinished_by_name), taken in acceptance order
+                  -- (pushes_queued_by_acceptance) until one passes; as an anti-join it could be planned over every
+                  -- pair of queued pushes.
                   AND NOT EXISTS (
                       SELECT 1 FROM pushes q
                       WHERE q.app_id = p.app_id AND q.activity_name = p.activity_name
-                        AND q.state IN ('queued', 'sending') AND q.aps_timestamp < p.aps_timestamp)
+                        AND q.state IN ('queued', 'sending') AND q.aps_timestamp < p.aps_timestamp
+                      OFFSET 0)
                 ORDER BY p.accepted_at
                 LIMIT 1
                 FOR UPDATE SKIP LOCKED),
