@@ -186,7 +186,9 @@ let package = Package(
                 "BlimpAPI",
                 "BlimpTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
-            ]
+            ],
+            // The Python clients the tests run as processes, read from the source tree.
+            exclude: ["Python"]
         ),
         // Runs the built `blimp` executable as a real process.
         .testTarget(
