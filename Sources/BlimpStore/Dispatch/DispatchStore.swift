@@ -28,7 +28,8 @@ public struct DispatchStore: Sendable {
     /// New pushes go first so that a large fan-out's parts never hold a small push up for long. Leases are measured
     /// by the database's clock, which every worker shares.
     ///
-    /// A claimed row that cannot be read fails its push at once (``UnreadablePush``), so it never blocks its name.
+    /// A claimed row that cannot be read fails its push at once (`StoreError.unreadablePush`), so it never blocks its
+    /// name.
     public func claim(worker: String, now: Date, lease: Duration) async throws(StoreError) -> ClaimedPush? {
         // An app's queued pushes may all wait behind its pushes being sent (their names'): then the next app's turn.
         for appID in try await self.appsByTurn(now: now) {
