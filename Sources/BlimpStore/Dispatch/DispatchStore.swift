@@ -38,11 +38,9 @@ public struct DispatchStore: Sendable {
         return try await self.claimPart(worker: worker, lease: lease)
     }
 
-    /// How many apps one claim tries for a new push before it looks at parts.
-    static let appsPerClaim = 8
-
     /// Apps with pushes due, the one whose last claim is oldest (or that never had one) first. The apps are found by
-    /// skipping through the index of unfinished pushes, one probe per app, however long their queues.
+    /// skipping through the index of unfinished pushes, one probe per app, however long their queues. Every such app
+    /// is listed: one whose queued pushes all wait behind their names' pushes in flight must not hide the others.
     private func appsByTurn(now: Date) async throws(StoreError) -> [Int64] {
         try await StoreError.mapping {
             try await self.client.query(
@@ -56,7 +54,6 @@ public struct DispatchStore: Sendable {
                 WHERE w.app_id IS NOT NULL
                   AND EXISTS (SELECT 1 FROM pushes p WHERE p.app_id = w.app_id AND p.state = 'queued' AND p.not_before <= \(now))
                 ORDER BY t.last_claimed_at NULLS FIRST, w.app_id
-                LIMIT \(Self.appsPerClaim)
                 """,
                 logger: self.logger
             ).decode(Int64.self).array()
