@@ -11,7 +11,7 @@ import NIOSSL
 struct APIClient {
     let base: String
     let headers: HTTPHeaders
-    let timeout: TimeAmount
+    let timeout: Duration
     private let client: HTTPClient
 
     /// Runs `body` with a client of the API at `url`, shut down afterwards.
@@ -35,9 +35,7 @@ struct APIClient {
         configuration.connectionPool.retryConnectionEstablishment = false
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         let api = APIClient(
-            base: url.hasSuffix("/") ? String(url.dropLast()) : url, headers: HTTPHeaders(headers),
-            timeout: .nanoseconds(Int64(timeout.components.seconds) * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000),
-            client: client)
+            base: url.hasSuffix("/") ? String(url.dropLast()) : url, headers: HTTPHeaders(headers), timeout: timeout, client: client)
         do {
             let result = try await body(api)
             try await client.shutdown()
@@ -55,10 +53,10 @@ struct APIClient {
         request.headers = self.headers
         if let body { request.body = .bytes(ByteBuffer(string: body)) }
         do {
-            let response = try await self.client.execute(request, timeout: self.timeout)
+            let response = try await self.client.execute(request, timeout: TimeAmount(self.timeout))
             return (response.status, try await response.body.collect(upTo: 10 * 1024 * 1024))
         } catch let error as HTTPClientError where error == .deadlineExceeded {
-            throw CLIError("\(method) \(self.base)\(path) timed out after \(self.timeout.nanoseconds / 1_000_000_000) s")
+            throw CLIError("\(method) \(self.base)\(path) timed out after \(self.timeout.components.seconds) s")
         } catch let error as HTTPClientError {
             throw CLIError("\(method) \(self.base)\(path) failed: \(error)")
         } catch let error as NIOSSLError {

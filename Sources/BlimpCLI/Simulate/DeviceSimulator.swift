@@ -191,7 +191,3 @@ struct DeviceSimulator: Sendable {
         var description: String { "a device's \(self.step) request got \(self.status.code): \(String(buffer: self.body).prefix(300))" }
     }
 }
-
-extension Duration {
-    var seconds: Double { Double(self.components.seconds) + Double(self.components.attoseconds) / 1e18 }
-}

@@ -40,9 +40,8 @@ public final class RateLimiter<Key: Hashable & Sendable>: Sendable {
         guard !self.limit.isUnlimited else { return nil }
         return self.buckets.withLock { buckets in
             var bucket = buckets[key] ?? Bucket(tokens: self.limit.burst, at: now)
-            let elapsed = bucket.at.duration(to: now)
-            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-            bucket.tokens = min(self.limit.burst, bucket.tokens + max(seconds, 0) * self.limit.perSecond)
+            let elapsed = bucket.at.duration(to: now).seconds
+            bucket.tokens = min(self.limit.burst, bucket.tokens + max(elapsed, 0) * self.limit.perSecond)
             bucket.at = now
             guard bucket.tokens >= 1 else {
                 buckets[key] = bucket

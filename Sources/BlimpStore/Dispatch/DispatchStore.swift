@@ -116,7 +116,7 @@ public struct DispatchStore: Sendable {
 
     /// A lease's length in seconds, for `now() + make_interval(secs => …)`: leases run by the database's clock.
     static func seconds(_ lease: Duration) -> Double {
-        max(Double(lease.components.seconds) + Double(lease.components.attoseconds) / 1e18, 1)
+        max(lease.seconds, 1)
     }
 
     private func claimed(_ query: PostgresQuery) async throws(StoreError) -> ClaimedPush? {
