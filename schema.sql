@@ -342,3 +342,24 @@ CREATE TABLE dispatch_turns (
 -- index it reads them in order and stops at once; without it, a sudden backlog (20,000 pushes, statistics not yet
 -- updated) was planned as a nested loop over every pair of queued pushes: 127 s for one claim.
 CREATE INDEX pushes_queued_by_acceptance ON pushes (app_id, accepted_at) WHERE state = 'queued';
+
+-- version 7: nonces of signed SDK requests
+-- A signed request is accepted once: its nonce is kept, per app, until its signature's window has passed (the
+-- janitor deletes it then). Logged, not UNLOGGED: a crash must not make captured requests acceptable again.
+CREATE TABLE used_nonces (
+    app_id     bigint NOT NULL,
+    nonce      uuid NOT NULL,
+    expires_at timestamptz NOT NULL,
+    PRIMARY KEY (app_id, nonce)
+);
+-- The janitor walks it app by app: every key leads with app_id.
+CREATE INDEX used_nonces_by_expiry ON used_nonces (app_id, expires_at);
+
+-- version 8, no transaction: a named user's channels in id order
+-- A named user's channels page in channel id order (`GET /api/named_users?id=`): each page is a range of this
+-- index, however many channels the named user has. Built concurrently, so that registrations go on while it builds;
+-- the index it replaces (a prefix of it) goes once it is ready.
+DROP INDEX CONCURRENTLY IF EXISTS channels_by_named_user_and_id;
+CREATE INDEX CONCURRENTLY channels_by_named_user_and_id
+    ON channels (app_id, named_user_id, channel_id) WHERE named_user_id IS NOT NULL;
+DROP INDEX CONCURRENTLY IF EXISTS channels_by_named_user;

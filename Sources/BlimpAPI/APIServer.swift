@@ -41,6 +41,7 @@ public enum APIServer {
         let tokenKey = IssuedTokenKey(serverKey: configuration.serverKey)
         let auth = Authenticator(
             apps: AppDirectory(store: AppStore(client: database, logger: logger), serverKey: configuration.serverKey),
+            nonces: NonceLedger(client: database, logger: logger),
             tokenKey: tokenKey,
             limits: RequestLimits(configuration.limits),
             now: configuration.now

@@ -1,1 +1,367 @@
-../../schema.sql
+-- Blimp's whole schema, in versions. `blimp migrate` applies each version once, in its own transaction,
+-- and records it in schema_migrations. Version 1 (up to the first `-- version N: name` line) is the
+-- schema from before versions were recorded: its statements are idempotent, so such a database takes it
+-- again harmlessly. Every later version must be safe to apply while the previous release still serves:
+-- add columns nullable or with a default, add CHECKs NOT VALID, and never drop or rename what the
+-- previous release reads (remove it one release later).
+--
+-- Every tenant row carries its app_id and every index on tenant rows leads with it, so one app's
+-- traffic never scans another's. Statements end with `;` at the end of a line and contain no
+-- `$$` bodies: the migrator splits the file there.
+
+-- Apps (tenants): one iOS bundle id with its APNs credentials. Secrets are stored as SHA-256
+-- digests; the .p8 key is sealed with AES-256-GCM under BLIMP_SECRET_KEY, bound to the app key.
+CREATE TABLE IF NOT EXISTS apps (
+    id                   bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    app_key              text NOT NULL UNIQUE CHECK (app_key ~ '^[A-Za-z0-9_-]{22}$'),
+    name                 text NOT NULL UNIQUE,
+    bundle_id            text NOT NULL,
+    app_secret_sha256    bytea NOT NULL,
+    master_secret_sha256 bytea NOT NULL,
+    apns_key_id          text NOT NULL,
+    apns_team_id         text NOT NULL,
+    apns_environment     text NOT NULL CHECK (apns_environment IN ('sandbox', 'production')),
+    apns_key_sealed      bytea NOT NULL,
+    created_at           timestamptz NOT NULL DEFAULT now()
+);
+-- The app secret itself, sealed like the .p8 key: the SDK signs its requests with it (HMAC-SHA256), so the
+-- server needs it, not only its digest. Apps created before this column have none and authenticate with Basic.
+ALTER TABLE apps ADD COLUMN IF NOT EXISTS app_secret_sealed bytea;
+-- The app's Live Activity budgets (PriorityBudget): priority-10 pushes per token per hour, for channels that
+-- allow frequent updates, and push-to-start pushes per device per hour.
+ALTER TABLE apps ADD COLUMN IF NOT EXISTS priority_budget integer NOT NULL DEFAULT 15 CHECK (priority_budget >= 0);
+ALTER TABLE apps ADD COLUMN IF NOT EXISTS frequent_priority_budget integer NOT NULL DEFAULT 60
+    CHECK (frequent_priority_budget >= 0);
+ALTER TABLE apps ADD COLUMN IF NOT EXISTS start_budget integer NOT NULL DEFAULT 10 CHECK (start_budget >= 0);
+
+-- Named users: an app's own user ids, each linking any number of channels.
+CREATE TABLE IF NOT EXISTS named_users (
+    app_id        bigint NOT NULL REFERENCES apps (id) ON DELETE CASCADE,
+    named_user_id text NOT NULL CHECK (char_length(named_user_id) BETWEEN 1 AND 128),
+    created_at    timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (app_id, named_user_id)
+);
+ALTER TABLE named_users ADD COLUMN IF NOT EXISTS updated_at timestamptz NOT NULL DEFAULT now();
+
+-- Channels: one per app installation on a device, as the Airship SDK registers them.
+-- push_address is the device's alert token (lower-case hex), absent until the user allows alerts.
+-- Tokens are checked by length and a negated class, not `~ '^[0-9a-f]{64,200}$'`: PostgreSQL's
+-- regex engine takes ~50 µs on that bounded repetition, which was a fifth of registration's CPU.
+CREATE TABLE IF NOT EXISTS channels (
+    app_id                  bigint NOT NULL,
+    channel_id              uuid NOT NULL,
+    device_type             text NOT NULL DEFAULT 'ios' CHECK (device_type = 'ios'),
+    push_address            text CHECK (octet_length(push_address) BETWEEN 64 AND 200 AND push_address !~ '[^0-9a-f]'),
+    opt_in                  boolean NOT NULL DEFAULT false,
+    background              boolean NOT NULL DEFAULT false,
+    installed               boolean NOT NULL DEFAULT true,
+    frequent_pushes_enabled boolean NOT NULL DEFAULT false,
+    named_user_id           text,
+    alias                   text,
+    timezone                text,
+    locale_language         text,
+    locale_country          text,
+    badge                   integer,
+    quiet_time              jsonb,
+    attributes              jsonb NOT NULL DEFAULT '{}',
+    created_at              timestamptz NOT NULL DEFAULT now(),
+    last_registration       timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (app_id, channel_id),
+    FOREIGN KEY (app_id, named_user_id) REFERENCES named_users (app_id, named_user_id)
+        ON DELETE SET NULL (named_user_id)
+);
+-- No foreign key to apps: every insert would take a KEY SHARE lock on the app's one row, and
+-- concurrent registrations then share that lock through multixacts, which cost a quarter of
+-- registration's throughput. Apps are never deleted, and a channel is only written for the app
+-- its request authenticated as.
+ALTER TABLE channels DROP CONSTRAINT IF EXISTS channels_app_id_fkey;
+-- The same device token registering again finds its channel instead of making a duplicate.
+CREATE UNIQUE INDEX IF NOT EXISTS channels_by_push_address
+    ON channels (app_id, push_address) WHERE push_address IS NOT NULL;
+-- Audience `named_user`.
+CREATE INDEX IF NOT EXISTS channels_by_named_user
+    ON channels (app_id, named_user_id) WHERE named_user_id IS NOT NULL;
+
+-- Tags on channels, by tag group (`device` when the SDK names none). Audience `tag` reads
+-- (app, group, tag) → channels; the channel lookup reads (app, channel) → tags.
+CREATE TABLE IF NOT EXISTS channel_tags (
+    app_id     bigint NOT NULL,
+    tag_group  text NOT NULL,
+    tag        text NOT NULL,
+    channel_id uuid NOT NULL,
+    PRIMARY KEY (app_id, tag_group, tag, channel_id),
+    FOREIGN KEY (app_id, channel_id) REFERENCES channels (app_id, channel_id) ON DELETE CASCADE
+);
+CREATE INDEX IF NOT EXISTS channel_tags_by_channel ON channel_tags (app_id, channel_id);
+
+-- Tags on named users apply to every channel of the named user.
+CREATE TABLE IF NOT EXISTS named_user_tags (
+    app_id        bigint NOT NULL,
+    tag_group     text NOT NULL,
+    tag           text NOT NULL,
+    named_user_id text NOT NULL,
+    PRIMARY KEY (app_id, tag_group, tag, named_user_id),
+    FOREIGN KEY (app_id, named_user_id) REFERENCES named_users (app_id, named_user_id) ON DELETE CASCADE
+);
+CREATE INDEX IF NOT EXISTS named_user_tags_by_named_user ON named_user_tags (app_id, named_user_id);
+
+-- Live Activity update tokens, tracked by name: at most one activity per name per channel.
+-- The row stays after `remove` (token NULL, state 'removed') so that an older `set` arriving
+-- late cannot bring it back: entries apply last-writer-wins by the SDK's action_ts_ms.
+CREATE TABLE IF NOT EXISTS live_activities (
+    app_id         bigint NOT NULL,
+    channel_id     uuid NOT NULL,
+    name           text NOT NULL,
+    activity_id    text NOT NULL,
+    token          text CHECK (octet_length(token) BETWEEN 64 AND 200 AND token !~ '[^0-9a-f]'),
+    state          text NOT NULL DEFAULT 'active' CHECK (state IN ('active', 'ended', 'removed')),
+    started_at     timestamptz NOT NULL,
+    action_ts_ms   bigint NOT NULL,
+    ended_at       timestamptz,
+    dismiss_at     timestamptz,
+    updated_at     timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (app_id, channel_id, name),
+    FOREIGN KEY (app_id, channel_id) REFERENCES channels (app_id, channel_id) ON DELETE CASCADE
+);
+-- Hot path: "update tokens of activities named N in app A on channels matching audience X".
+-- Only active activities are indexed, and the token rides along so the join never visits the heap.
+CREATE INDEX IF NOT EXISTS live_activities_active_by_name
+    ON live_activities (app_id, name, channel_id) INCLUDE (token, started_at)
+    WHERE state = 'active';
+-- What an update skips: the name's ended activities (few; without it, counting them read the whole table).
+CREATE INDEX IF NOT EXISTS live_activities_ended_by_name
+    ON live_activities (app_id, name, channel_id) WHERE state = 'ended';
+
+-- Push-to-start tokens, one per ActivityAttributes type per channel (token NULL once removed).
+CREATE TABLE IF NOT EXISTS push_to_start_tokens (
+    app_id          bigint NOT NULL,
+    channel_id      uuid NOT NULL,
+    attributes_type text NOT NULL,
+    token           text CHECK (octet_length(token) BETWEEN 64 AND 200 AND token !~ '[^0-9a-f]'),
+    action_ts_ms    bigint NOT NULL,
+    updated_at      timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (app_id, channel_id, attributes_type),
+    FOREIGN KEY (app_id, channel_id) REFERENCES channels (app_id, channel_id) ON DELETE CASCADE
+);
+CREATE INDEX IF NOT EXISTS push_to_start_tokens_by_type
+    ON push_to_start_tokens (app_id, attributes_type, channel_id) INCLUDE (token)
+    WHERE token IS NOT NULL;
+
+-- Pushes: the work queue. A push is accepted as 'queued'; a worker claims it ('sending') with
+-- FOR UPDATE SKIP LOCKED and fans it out in parts (push_parts below); it is 'done' (or 'superseded')
+-- once every part is.
+CREATE TABLE IF NOT EXISTS pushes (
+    app_id            bigint NOT NULL,
+    push_id           uuid NOT NULL,
+    operation_id      uuid NOT NULL,
+    state             text NOT NULL DEFAULT 'queued'
+                      CHECK (state IN ('queued', 'sending', 'done', 'superseded', 'failed')),
+    kind              text NOT NULL CHECK (kind IN ('live_activity', 'alert')),
+    activity_name     text,
+    event             text CHECK (event IN ('start', 'update', 'end')),
+    aps_timestamp     bigint,
+    audience          jsonb NOT NULL,
+    payload           jsonb NOT NULL,
+    accepted_at       timestamptz NOT NULL DEFAULT now(),
+    not_before        timestamptz NOT NULL DEFAULT now(),
+    claimed_by        text,
+    attempts          integer NOT NULL DEFAULT 0,
+    counts            jsonb NOT NULL DEFAULT '{}',
+    started_at        timestamptz,
+    finished_at       timestamptz,
+    PRIMARY KEY (app_id, push_id),
+    CHECK ((kind = 'live_activity') = (activity_name IS NOT NULL AND event IS NOT NULL))
+);
+-- No foreign key to apps, as for channels: pushes are accepted by the thousand per second.
+ALTER TABLE pushes DROP CONSTRAINT IF EXISTS pushes_app_id_fkey;
+-- What a worker sends for every target, built and size-checked at acceptance: the APNs body (compact JSON,
+-- `payload` being the push object as sent), its push type, priority, collapse id and expiry, and for a start,
+-- the ActivityAttributes type whose push-to-start tokens it goes to.
+ALTER TABLE pushes ADD COLUMN IF NOT EXISTS apns_body text;
+ALTER TABLE pushes ADD COLUMN IF NOT EXISTS push_type text CHECK (push_type IN ('liveactivity', 'alert', 'background'));
+ALTER TABLE pushes ADD COLUMN IF NOT EXISTS priority smallint CHECK (priority IN (5, 10));
+ALTER TABLE pushes ADD COLUMN IF NOT EXISTS collapse_id text;
+ALTER TABLE pushes ADD COLUMN IF NOT EXISTS expires_at timestamptz;
+ALTER TABLE pushes ADD COLUMN IF NOT EXISTS attributes_type text;
+-- Whether the push lights the screen (an alert, a start, an end): such pushes get priority 10 first when a
+-- token's budget runs low.
+ALTER TABLE pushes ADD COLUMN IF NOT EXISTS alerting boolean NOT NULL DEFAULT true;
+-- Hot path: claiming work. The index holds only unfinished pushes, so it stays as small as the
+-- backlog however long the history grows.
+CREATE INDEX IF NOT EXISTS pushes_unfinished
+    ON pushes (app_id, not_before) WHERE state IN ('queued', 'sending');
+-- Per (app, name) ordering: a name's unfinished pushes by timestamp, which the intake makes strictly increasing
+-- in acceptance order. Workers claim the first and supersede updates that newer ones wait behind.
+DROP INDEX IF EXISTS pushes_by_activity_name;
+CREATE INDEX IF NOT EXISTS pushes_unfinished_by_name
+    ON pushes (app_id, activity_name, aps_timestamp)
+    WHERE activity_name IS NOT NULL AND state IN ('queued', 'sending');
+-- Reports: the recent pushes of an app.
+CREATE INDEX IF NOT EXISTS pushes_by_acceptance ON pushes (app_id, accepted_at DESC);
+-- A push's fan-out in parts: each a range of channel ids (after_channel_id, through_channel_id], claimed
+-- by one worker at a time with FOR UPDATE SKIP LOCKED under a lease and checkpointed at its cursor, so a
+-- worker that dies mid fan-out is resumed by another from the last checkpoint. A push starts as one part
+-- over every channel; when its first batch comes back full, the rest of its range is split into parts
+-- that other workers, or the same worker's other claim loops, take up at once.
+CREATE TABLE IF NOT EXISTS push_parts (
+    app_id             bigint NOT NULL,
+    push_id            uuid NOT NULL,
+    part               smallint NOT NULL,
+    after_channel_id   uuid NOT NULL,
+    through_channel_id uuid NOT NULL,
+    cursor_channel_id  uuid NOT NULL,
+    state              text NOT NULL DEFAULT 'queued' CHECK (state IN ('queued', 'sending', 'done', 'superseded')),
+    claimed_by         text,
+    lease_expires_at   timestamptz,
+    counts             jsonb NOT NULL DEFAULT '{}',
+    accepted_at        timestamptz NOT NULL,
+    PRIMARY KEY (app_id, push_id, part)
+);
+-- Hot path: claiming a part, oldest push first. Only unfinished parts are in it.
+CREATE INDEX IF NOT EXISTS push_parts_unfinished
+    ON push_parts (app_id, accepted_at) WHERE state IN ('queued', 'sending');
+-- Pushes being sent before parts existed kept their cursor on the push: each becomes one part that resumes
+-- from it (read through to_jsonb, so this statement still runs once the column is gone). Then leases and
+-- cursors live on the parts only.
+INSERT INTO push_parts (app_id, push_id, part, after_channel_id, through_channel_id, cursor_channel_id, accepted_at)
+SELECT p.app_id, p.push_id, 0, '00000000-0000-0000-0000-000000000000', 'ffffffff-ffff-ffff-ffff-ffffffffffff',
+       coalesce((to_jsonb(p) ->> 'cursor_channel_id')::uuid, '00000000-0000-0000-0000-000000000000'), p.accepted_at
+FROM pushes p
+WHERE p.state = 'sending' AND NOT EXISTS (SELECT 1 FROM push_parts t WHERE t.app_id = p.app_id AND t.push_id = p.push_id);
+ALTER TABLE pushes DROP COLUMN IF EXISTS lease_expires_at;
+ALTER TABLE pushes DROP COLUMN IF EXISTS cursor_channel_id;
+
+-- The newest timestamp accepted for each Live Activity name: a later push of the name must be newer, or
+-- devices would drop it (ActivityKit ignores a push older than the last one it applied).
+CREATE TABLE IF NOT EXISTS activity_names (
+    app_id         bigint NOT NULL,
+    name           text NOT NULL,
+    last_timestamp bigint NOT NULL,
+    last_push_id   uuid NOT NULL,
+    PRIMARY KEY (app_id, name)
+);
+
+-- Idempotency keys of POST /api/push: the same key within 24 hours gets the first answer again.
+CREATE TABLE IF NOT EXISTS push_requests (
+    app_id          bigint NOT NULL,
+    idempotency_key text NOT NULL,
+    operation_id    uuid NOT NULL,
+    push_ids        uuid[] NOT NULL,
+    created_at      timestamptz NOT NULL,
+    PRIMARY KEY (app_id, idempotency_key)
+);
+
+-- Bearer tokens for the server API (`blimp apps token create`), by name, stored as SHA-256 digests.
+CREATE TABLE IF NOT EXISTS api_tokens (
+    app_id       bigint NOT NULL REFERENCES apps (id) ON DELETE CASCADE,
+    name         text NOT NULL CHECK (char_length(name) BETWEEN 1 AND 128),
+    token_sha256 bytea NOT NULL,
+    created_at   timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (app_id, name)
+);
+
+-- Delivery outcomes: what APNs answered for each token of each push (status 0: no answer,
+-- e.g. the connection was lost). Admins read the last N per token.
+CREATE TABLE IF NOT EXISTS delivery_outcomes (
+    app_id     bigint NOT NULL,
+    push_id    uuid NOT NULL,
+    token      text NOT NULL,
+    channel_id uuid,
+    status     smallint NOT NULL,
+    reason     text,
+    apns_id    uuid,
+    priority   smallint,
+    sent_at    timestamptz NOT NULL DEFAULT now()
+);
+-- No foreign key to pushes: a fan-out writes thousands of outcomes a second, and each would check and share-lock
+-- its push's row, which the same fan-out updates at every checkpoint. Pushes are never deleted.
+ALTER TABLE delivery_outcomes DROP CONSTRAINT IF EXISTS delivery_outcomes_app_id_push_id_fkey;
+-- A token's recent outcomes (the priority budget counts them), found through its channel: a key of 32 bytes
+-- instead of the token's 64 to 200 characters makes the index a quarter the size and its inserts cheaper.
+DROP INDEX IF EXISTS delivery_outcomes_by_token;
+CREATE INDEX IF NOT EXISTS delivery_outcomes_by_channel ON delivery_outcomes (app_id, channel_id, sent_at DESC);
+CREATE INDEX IF NOT EXISTS delivery_outcomes_by_push ON delivery_outcomes (app_id, push_id);
+
+-- version 2: pushes that fail or are cancelled
+-- A part whose delivery keeps failing is tried again after a backoff (attempts, retry_at) a bounded
+-- number of times; then it fails, and with it its push, whose report gives the reason. A push can also
+-- be cancelled while queued or failed. Finished pushes leave the claim indexes, so a name's later
+-- pushes go on.
+ALTER TABLE pushes ADD COLUMN failure_reason text;
+ALTER TABLE pushes DROP CONSTRAINT pushes_state_check;
+ALTER TABLE pushes ADD CONSTRAINT pushes_state_check
+    CHECK (state IN ('queued', 'sending', 'done', 'superseded', 'failed', 'cancelled')) NOT VALID;
+ALTER TABLE pushes VALIDATE CONSTRAINT pushes_state_check;
+ALTER TABLE push_parts ADD COLUMN attempts integer NOT NULL DEFAULT 0;
+ALTER TABLE push_parts ADD COLUMN retry_at timestamptz;
+ALTER TABLE push_parts DROP CONSTRAINT push_parts_state_check;
+ALTER TABLE push_parts ADD CONSTRAINT push_parts_state_check
+    CHECK (state IN ('queued', 'sending', 'done', 'superseded', 'failed', 'cancelled')) NOT VALID;
+ALTER TABLE push_parts VALIDATE CONSTRAINT push_parts_state_check;
+-- An end's dismissal date, which workers record on the activities it ends: a column, so that workers never
+-- read it back out of the APNs body. Ends still queued take theirs from their body once, here.
+ALTER TABLE pushes ADD COLUMN dismissal_date timestamptz;
+UPDATE pushes SET dismissal_date = to_timestamp((apns_body::jsonb #>> '{aps,dismissal-date}')::double precision)
+WHERE event = 'end' AND state IN ('queued', 'sending') AND apns_body::jsonb #> '{aps,dismissal-date}' IS NOT NULL;
+
+-- version 3: byte limits on names
+-- The API bounds names in bytes as well as characters (TextLimit): one character can carry any number of
+-- combining marks. These CHECKs hold the same limits for every new row; NOT VALID leaves rows written before
+-- them as they are.
+ALTER TABLE channel_tags ADD CONSTRAINT channel_tags_bytes
+    CHECK (octet_length(tag_group) <= 512 AND octet_length(tag) <= 512) NOT VALID;
+ALTER TABLE named_user_tags ADD CONSTRAINT named_user_tags_bytes
+    CHECK (octet_length(tag_group) <= 512 AND octet_length(tag) <= 512) NOT VALID;
+ALTER TABLE named_users ADD CONSTRAINT named_users_bytes CHECK (octet_length(named_user_id) <= 512) NOT VALID;
+ALTER TABLE channels ADD CONSTRAINT channels_bytes
+    CHECK (octet_length(timezone) <= 512 AND octet_length(locale_language) <= 512
+           AND octet_length(locale_country) <= 512 AND octet_length(alias) <= 512) NOT VALID;
+ALTER TABLE live_activities ADD CONSTRAINT live_activities_bytes
+    CHECK (octet_length(name) <= 1024 AND octet_length(activity_id) <= 1024) NOT VALID;
+ALTER TABLE push_to_start_tokens ADD CONSTRAINT push_to_start_tokens_bytes
+    CHECK (octet_length(attributes_type) <= 1024) NOT VALID;
+ALTER TABLE pushes ADD CONSTRAINT pushes_bytes
+    CHECK (octet_length(activity_name) <= 1024 AND octet_length(attributes_type) <= 1024) NOT VALID;
+
+-- version 4: whether devices may associate themselves with named users
+-- The stock SDK's identify call carries no proof from the app's backend, so anyone holding the app secret can
+-- claim any named user's pushes. An app that sets this to false leaves association to the server API: a device's
+-- identify then only resolves its contact.
+ALTER TABLE apps ADD COLUMN device_association boolean NOT NULL DEFAULT true;
+
+-- version 5: fair claims between apps
+-- When each app last had a push claimed: workers take the next new push from the app that waited longest, so one
+-- app's backlog of queued pushes delays another app's push by a claim, not by the whole backlog.
+CREATE TABLE dispatch_turns (
+    app_id          bigint PRIMARY KEY,
+    last_claimed_at timestamptz NOT NULL
+);
+
+-- version 6: queued pushes in acceptance order
+-- A claim walks an app's queued pushes oldest first and stops at the first that is the first of its name. With this
+-- index it reads them in order and stops at once; without it, a sudden backlog (20,000 pushes, statistics not yet
+-- updated) was planned as a nested loop over every pair of queued pushes: 127 s for one claim.
+CREATE INDEX pushes_queued_by_acceptance ON pushes (app_id, accepted_at) WHERE state = 'queued';
+
+-- version 7: nonces of signed SDK requests
+-- A signed request is accepted once: its nonce is kept, per app, until its signature's window has passed (the
+-- janitor deletes it then). UNLOGGED: written without WAL, which cost a fifth of registration's throughput with
+-- fsync on (bench/registration.sh, docs/performance.md). A crash or a failover to a standby empties it, so a request
+-- captured in the 24 hours before could be accepted once more; whoever has the app secret can sign anyway.
+CREATE UNLOGGED TABLE used_nonces (
+    app_id     bigint NOT NULL,
+    nonce      uuid NOT NULL,
+    expires_at timestamptz NOT NULL,
+    PRIMARY KEY (app_id, nonce)
+);
+-- The janitor walks it app by app: every key leads with app_id.
+CREATE INDEX used_nonces_by_expiry ON used_nonces (app_id, expires_at);
+
+-- version 8, no transaction: a named user's channels in id order
+-- A named user's channels page in channel id order (`GET /api/named_users?id=`): each page is a range of this
+-- index, however many channels the named user has. Built concurrently, so that registrations go on while it builds;
+-- the index it replaces (a prefix of it) goes once it is ready.
+DROP INDEX CONCURRENTLY IF EXISTS channels_by_named_user_and_id;
+CREATE INDEX CONCURRENTLY channels_by_named_user_and_id
+    ON channels (app_id, named_user_id, channel_id) WHERE named_user_id IS NOT NULL;
+DROP INDEX CONCURRENTLY IF EXISTS channels_by_named_user;

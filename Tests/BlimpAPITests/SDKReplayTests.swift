@@ -152,6 +152,10 @@ import Testing
             let signed = APIHarness.fields(
                 SDKRequestHeaders.channelSigned(appKey: appKey, signature: SDKSignature(appSecret: harness.scores.credentials.appSecret), channelID: other))
             let token = try #require(try await client.send(.get, "/api/auth/device", signed).body["token"] as? String)
+            // A signed request is accepted once: the same one again, captured and replayed, is not.
+            let replayed = try await client.send(.get, "/api/auth/device", signed)
+            #expect(replayed.status == .unauthorized)
+            #expect((replayed.body["details"] as? [String: Any])?["error"] as? String == "the signed token was used before")
             let batch = try await client.send(
                 .put, "/api/channels/sdk/batch/\(channelID)?platform=ios",
                 APIHarness.fields(SDKRequestHeaders.channelToken(appKey: appKey, token: token)), "{}")

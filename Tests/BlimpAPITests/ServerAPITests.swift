@@ -36,6 +36,55 @@ import Testing
         }
     }
 
+    /// A named user with 2,500 channels pages them 1,000 at a time, in id order; a page of named users stops after
+    /// the one that brings its channels to 1,000, and links to the rest of that one's channels.
+    @Test func namedUsersWithManyChannelsPage() async throws {
+        try await APIHarness.run { harness, client in
+            let appID = harness.scores.app.id
+            try await harness.database.query(
+                """
+                INSERT INTO named_users (app_id, named_user_id) VALUES (\(appID), 'crowd'), (\(appID), 'few'), (\(appID), 'none')
+                """, logger: TestDatabase.logger)
+            try await harness.database.query(
+                """
+                INSERT INTO channels (app_id, channel_id, named_user_id)
+                    SELECT \(appID), gen_random_uuid(), CASE WHEN i <= 2500 THEN 'crowd' ELSE 'few' END
+                    FROM generate_series(1, 2510) i
+                """, logger: TestDatabase.logger)
+            func channelIDs(_ user: [String: Any]?) -> [String] {
+                (user?["channels"] as? [[String: Any]] ?? []).compactMap { $0["channel_id"] as? String }
+            }
+            var seen: [String] = []
+            var uri: String? = "/api/named_users?id=crowd"
+            while let next = uri {
+                let answer = try await client.send(.get, next, harness.master())
+                #expect(answer.status == .ok)
+                let user = answer.body["named_user"] as? [String: Any]
+                #expect(channelIDs(user).count == (seen.count < 2000 ? 1000 : 500))
+                seen += channelIDs(user)
+                let nextPage = user?["channels_next_page"] as? String
+                #expect((answer.headers[HTTPField.Name("Link")!] != nil) == (nextPage != nil))
+                uri = nextPage.map { String($0.dropFirst(APIHarness.publicURL.count)) }
+            }
+            let all = try await harness.database.query(
+                "SELECT channel_id::text FROM channels WHERE named_user_id = 'crowd' ORDER BY channel_id", logger: TestDatabase.logger
+            ).decode(String.self).reduce(into: [String]()) { $0.append($1) }
+            #expect(seen == all)
+
+            let first = try await client.send(.get, "/api/named_users", harness.master())
+            let firstUsers = try #require(first.body["named_users"] as? [[String: Any]])
+            #expect(firstUsers.map { $0["named_user_id"] as? String } == ["crowd"])
+            #expect(channelIDs(firstUsers[0]) == Array(all.prefix(1000)))
+            #expect(firstUsers[0]["channels_next_page"] as? String == "\(APIHarness.publicURL)/api/named_users?id=crowd&start=\(all[1000])")
+            let nextPage = try #require(first.body["next_page"] as? String)
+            let second = try await client.send(.get, String(nextPage.dropFirst(APIHarness.publicURL.count)), harness.master())
+            let secondUsers = try #require(second.body["named_users"] as? [[String: Any]])
+            #expect(secondUsers.map { $0["named_user_id"] as? String } == ["few", "none"])
+            #expect(secondUsers.map { channelIDs($0).count } == [10, 0])
+            #expect(second.body["next_page"] == nil)
+        }
+    }
+
     @Test func appsNeverSeeEachOthersChannels() async throws {
         try await APIHarness.run { harness, client in
             let id = try await Self.register(client, harness.scores)

@@ -244,7 +244,7 @@ import Testing
             let user = try #require(try await users.lookup(namedUserID: "user-1", appID: app.id))
             #expect(Set(user.channels.map(\.channelID)) == [a, b])
             #expect(user.tags == ["crm": ["gold"]])
-            #expect(try await users.list(appID: app.id, start: nil, limit: 10).map(\.namedUserID) == ["user-1", "user-2"])
+            #expect(try await users.list(appID: app.id, start: nil, limit: 10).records.map(\.namedUserID) == ["user-1", "user-2"])
             try await users.disassociate(channelID: b, namedUserID: "user-1", appID: app.id)
             #expect(try await users.lookup(namedUserID: "user-1", appID: app.id)?.channels.map(\.channelID) == [a])
             try await users.uninstall(namedUserIDs: ["user-1"], appID: app.id)

@@ -60,27 +60,31 @@ import Testing
             CREATE TABLE a (x int);
             -- version 2: add y
             ALTER TABLE a ADD COLUMN y int;
-            -- version 3: index y
-            CREATE INDEX a_y ON a (y);
+            -- version 3, no transaction: index y
+            DROP INDEX CONCURRENTLY IF EXISTS a_y;
+            CREATE INDEX CONCURRENTLY a_y ON a (y);
             """
         #expect(
             Schema.migrations(in: sql) == [
                 .init(version: 1, name: "baseline", statements: ["CREATE TABLE a (x int);"]),
                 .init(version: 2, name: "add y", statements: ["ALTER TABLE a ADD COLUMN y int;"]),
-                .init(version: 3, name: "index y", statements: ["CREATE INDEX a_y ON a (y);"]),
+                .init(
+                    version: 3, name: "index y",
+                    statements: ["DROP INDEX CONCURRENTLY IF EXISTS a_y;", "CREATE INDEX CONCURRENTLY a_y ON a (y);"],
+                    transactional: false),
             ]
         )
+        #expect(Schema.migrations.contains { !$0.transactional })
     }
 
     @Test func theShippedSchemaHasEveryTable() {
-        let creates = Schema.migrations.flatMap(\.statements).filter { $0.hasPrefix("CREATE TABLE") }.map {
-            $0.replacingOccurrences(of: "IF NOT EXISTS ", with: "").split(separator: " ")[2]
-        }
+        let creates = Schema.migrations.flatMap(\.statements).map { $0.replacingOccurrences(of: "CREATE UNLOGGED TABLE", with: "CREATE TABLE") }
+            .filter { $0.hasPrefix("CREATE TABLE") }.map { $0.replacingOccurrences(of: "IF NOT EXISTS ", with: "").split(separator: " ")[2] }
         #expect(
             creates == [
                 "apps", "named_users", "channels", "channel_tags", "named_user_tags", "live_activities",
                 "push_to_start_tokens", "pushes", "push_parts", "activity_names", "push_requests", "api_tokens", "delivery_outcomes",
-                "dispatch_turns",
+                "dispatch_turns", "used_nonces",
             ]
         )
     }

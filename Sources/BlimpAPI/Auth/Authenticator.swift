@@ -15,12 +15,13 @@ import Hummingbird
 /// Every failure is a 401; its details say which check failed, never a secret or whether an app key exists.
 struct Authenticator: Sendable {
     let apps: AppDirectory
+    let nonces: NonceLedger
     let tokenKey: IssuedTokenKey
     let limits: RequestLimits
     let now: @Sendable () -> Date
 
     /// How far a signed request's `X-UA-Timestamp` may be from the server's clock. Wide, because phones' clocks are
-    /// wrong; it bounds how long a captured request can be replayed.
+    /// wrong; its nonce is remembered that long, so that the request is accepted once.
     static let signatureWindow: TimeInterval = 24 * 3600
 
     /// The caller, whatever its credentials.
@@ -88,7 +89,7 @@ struct Authenticator: Sendable {
             // The SDK's nonce is a UUID. Holding it to that form keeps the two signed strings apart: a channel's
             // `appKey:channel:nonce:timestamp` could otherwise pass as an app-wide `appKey:nonce':timestamp` with
             // `nonce' = channel:nonce`, and act for every channel of the app.
-            guard UUID(parsing: nonce) != nil else { throw AirshipError.unauthorized("X-UA-Nonce is not a UUID") }
+            guard let nonceID = UUID(parsing: nonce) else { throw AirshipError.unauthorized("X-UA-Nonce is not a UUID") }
             guard let signature = credentials.signature,
                 let signedAt = AirshipDate.parse(timestamp),
                 abs(signedAt.timeIntervalSince(self.now())) <= Self.signatureWindow
@@ -98,6 +99,10 @@ struct Authenticator: Sendable {
             let parts = [appKey] + (channelText.map { [$0] } ?? []) + [nonce, timestamp]
             guard signature.isValid(token, parts: parts) else {
                 throw AirshipError.unauthorized("the signed token does not match")
+            }
+            let expiresAt = signedAt.addingTimeInterval(Self.signatureWindow)
+            guard try await self.nonces.firstUse(appID: credentials.app.id, nonce: nonceID, expiresAt: expiresAt) else {
+                throw AirshipError.unauthorized("the signed token was used before")
             }
             return Caller(credentials: credentials, access: channelID.map { Caller.Access.channel($0) } ?? .app)
         }

@@ -59,26 +59,35 @@ struct NamedUserController: Sendable {
         return AirshipJSON.ok()
     }
 
-    /// `?id=` looks one named user up; without it, a page of named users in id order.
+    /// `?id=` looks one named user up, with its channels from `start` on; without it, a page of named users in id
+    /// order from `start` on. Either answer lists at most ``NamedUserStore/maximumChannels`` channels (plus the rest
+    /// of the named user that reaches it): a named user with more links to them as `channels_next_page`.
     func lookup(_ request: Request) async throws -> Response {
         let caller = try await self.auth.master(request)
         let query = request.uri.queryParameters
+        let base = "\(self.publicURL.base(for: request))/api/named_users"
         if let id = query["id"] {
             let namedUser = try NamedUserID.check(String(id), path: "id")
-            guard let record = try await self.namedUsers.lookup(namedUserID: namedUser, appID: caller.app.id) else {
+            let start = try query["start"].map { text throws(InvalidField) in
+                guard let start = UUID(parsing: String(text)) else { throw InvalidField("start", "start is a channel id") }
+                return start
+            }
+            guard let record = try await self.namedUsers.lookup(namedUserID: namedUser, appID: caller.app.id, channelsFrom: start) else {
                 throw AirshipError.notFound("Named user")
             }
-            return try AirshipJSON.response(NamedUserAnswer(namedUser: record))
+            let listed = ListedNamedUser(record, base: base)
+            return try AirshipJSON.response(
+                headers: listed.channelsNextPage.map { [AirshipJSON.link: "<\($0)>; rel=\"next\""] } ?? [:],
+                NamedUserAnswer(namedUser: listed)
+            )
         }
         let limit = try Paging.limit(query["limit"].map(String.init), maximum: Self.maximumPage)
         let start = try query["start"].map { text throws(InvalidField) in try NamedUserID.check(String(text), path: "start") }
-        let page = try await self.namedUsers.list(appID: caller.app.id, start: start, limit: limit + 1)
-        let nextPage = page.count > limit
-            ? "\(self.publicURL.base(for: request))/api/named_users?limit=\(limit)&start=\(Self.queryEscaped(page[limit].namedUserID))"
-            : nil
+        let page = try await self.namedUsers.list(appID: caller.app.id, start: start, limit: limit)
+        let nextPage = page.next.map { "\(base)?limit=\(limit)&start=\(Self.queryEscaped($0))" }
         return try AirshipJSON.response(
             headers: nextPage.map { [AirshipJSON.link: "<\($0)>; rel=\"next\""] } ?? [:],
-            NamedUserPage(namedUsers: Array(page.prefix(limit)), nextPage: nextPage)
+            NamedUserPage(namedUsers: page.records.map { ListedNamedUser($0, base: base) }, nextPage: nextPage)
         )
     }
 
@@ -90,7 +99,7 @@ struct NamedUserController: Sendable {
         return try ids.uniqued().map { id throws(InvalidField) in try NamedUserID.check(id, path: path) }
     }
 
-    private static func queryEscaped(_ text: String) -> String {
+    static func queryEscaped(_ text: String) -> String {
         var allowed = CharacterSet.urlQueryAllowed
         allowed.remove(charactersIn: "&=+?#")
         return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
@@ -117,9 +126,32 @@ struct NamedUserController: Sendable {
         }
     }
 
+    /// A named user as answered: its record, and a link to the channels it could not list.
+    struct ListedNamedUser: Encodable {
+        var record: NamedUserRecord
+        var channelsNextPage: String?
+
+        init(_ record: NamedUserRecord, base: String) {
+            self.record = record
+            self.channelsNextPage = record.moreChannelsFrom.map {
+                "\(base)?id=\(NamedUserController.queryEscaped(record.namedUserID))&start=\($0.lowercaseString)"
+            }
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case channelsNextPage = "channels_next_page"
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            try self.record.encode(to: encoder)
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encodeIfPresent(self.channelsNextPage, forKey: .channelsNextPage)
+        }
+    }
+
     struct NamedUserAnswer: Encodable {
         var ok = true
-        var namedUser: NamedUserRecord
+        var namedUser: ListedNamedUser
 
         enum CodingKeys: String, CodingKey {
             case ok
@@ -129,7 +161,7 @@ struct NamedUserController: Sendable {
 
     struct NamedUserPage: Encodable {
         var ok = true
-        var namedUsers: [NamedUserRecord]
+        var namedUsers: [ListedNamedUser]
         var nextPage: String?
 
         enum CodingKeys: String, CodingKey {

@@ -27,7 +27,7 @@ struct APICommand: AsyncParsableCommand {
 }
 
 /// The API process's services: the database client, which must run first, the API, and the janitor that deletes
-/// expired Live Activities and idempotency keys.
+/// expired Live Activities, idempotency keys, old delivery outcomes and nonces.
 struct APIServices {
     let database: PostgresClient
     var api: Application<RouterResponder<APIRequestContext>>
@@ -51,11 +51,13 @@ extension ListenOptions {
         let channels = ChannelStore(client: database, logger: logger)
         let intake = PushIntake(client: database, logger: logger)
         let dispatch = DispatchStore(client: database, logger: logger)
+        let nonces = NonceLedger(client: database, logger: logger)
         let janitor = Janitor(
             [
                 .init("expired live activities") { try await channels.deleteExpiredActivities() },
                 .init("expired idempotency keys") { try await intake.deleteExpiredKeys() },
                 .init("old delivery outcomes") { try await dispatch.trimOutcomes(now: Date()) },
+                .init("expired nonces") { try await nonces.deleteExpired() },
             ],
             logger: logger
         )

@@ -136,13 +136,19 @@ public struct NamedUserRecord: Sendable, Equatable, Encodable {
     public var lastModified: Date
     public var tags: [String: [String]]
     public var channels: [ChannelRecord]
+    /// Where the channels not listed begin, when the named user has more than one answer lists (the API links to
+    /// them as `channels_next_page`).
+    public var moreChannelsFrom: UUID?
 
-    public init(namedUserID: String, created: Date, lastModified: Date, tags: [String: [String]], channels: [ChannelRecord]) {
+    public init(
+        namedUserID: String, created: Date, lastModified: Date, tags: [String: [String]], channels: [ChannelRecord], moreChannelsFrom: UUID? = nil
+    ) {
         self.namedUserID = namedUserID
         self.created = created
         self.lastModified = lastModified
         self.tags = tags
         self.channels = channels
+        self.moreChannelsFrom = moreChannelsFrom
     }
 
     enum CodingKeys: String, CodingKey {

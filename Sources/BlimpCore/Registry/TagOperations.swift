@@ -31,15 +31,28 @@ public struct TagOperations: Sendable, Equatable {
 
     public var isEmpty: Bool { self.add.isEmpty && self.remove.isEmpty && self.set.isEmpty }
 
+    /// The most tag groups one request may name, over `add`, `remove` and `set`.
+    public static let maximumGroups = 100
+    /// The most tags one request may carry in all.
+    public static let maximumTags = 1000
+
     /// The limits of a tag request (reference: airship-api.md §2.3): group names and tags 1–128 characters (and at most
-    /// 512 bytes, ``TextLimit/name``), at most 100 tags per group. With `exclusiveSet` (the server APIs), `set` cannot come with `add` or `remove`, and
-    /// something must be asked.
+    /// 512 bytes, ``TextLimit/name``), at most 100 tags per group; and Blimp's own, which bound what one request
+    /// writes: at most ``maximumGroups`` groups and ``maximumTags`` tags. With `exclusiveSet` (the server APIs), `set`
+    /// cannot come with `add` or `remove`, and something must be asked.
     public func validate(exclusiveSet: Bool) throws(InvalidField) {
         if exclusiveSet {
             guard !self.isEmpty else { throw InvalidField("", "one of add, remove or set is required") }
             guard self.set.isEmpty || (self.add.isEmpty && self.remove.isEmpty) else {
                 throw InvalidField("set", "set cannot be combined with add or remove")
             }
+        }
+        let operations = [self.add, self.remove, self.set]
+        guard operations.reduce(0, { $0 + $1.count }) <= Self.maximumGroups else {
+            throw InvalidField("", "at most \(Self.maximumGroups) tag groups in one request")
+        }
+        guard operations.reduce(0, { $0 + $1.values.reduce(0) { $0 + $1.count } }) <= Self.maximumTags else {
+            throw InvalidField("", "at most \(Self.maximumTags) tags in one request")
         }
         for (operation, groups) in [("add", self.add), ("remove", self.remove), ("set", self.set)] {
             for (group, tags) in groups {

@@ -10,9 +10,13 @@ import PostgresNIO
 /// `schema_migrations`; `apply` skips what is recorded. Version 1's statements are idempotent, so a database set up
 /// before versions were recorded takes it again harmlessly and is recorded as at version 1.
 ///
+/// A version marked `-- version N, no transaction: name` runs its statements one at a time, each committed alone: for
+/// `CREATE INDEX CONCURRENTLY`, which cannot run in a transaction and does not hold writes back while it builds. Its
+/// statements must be safe to run again after a failure midway (drop a half-built index `IF EXISTS` first).
+///
 /// A version must be safe to apply while the previous release of Blimp still serves (expand, then contract one
 /// release later): add columns nullable or with a default, add CHECKs `NOT VALID` and validate them separately,
-/// never rename or drop what the previous release reads.
+/// build indexes on large tables concurrently, never rename or drop what the previous release reads.
 public enum Schema {
     /// One version of the schema.
     public struct Migration: Sendable, Equatable {
@@ -20,6 +24,8 @@ public enum Schema {
         public let name: String
         /// Its statements, in file order.
         public let statements: [String]
+        /// Whether its statements run in one transaction (else each alone).
+        public var transactional = true
     }
 
     /// A migration and when it was applied (`nil`: pending).
@@ -35,36 +41,56 @@ public enum Schema {
     /// The newest version this binary knows.
     public static var latestVersion: Int { Self.migrations.last?.version ?? 0 }
 
-    /// Applies the versions the database does not have yet, each in its own transaction, and returns them. An
-    /// advisory lock makes concurrent runs (several processes migrating at start-up) wait for each other; the later
-    /// runs then find nothing left to do.
+    /// Applies the versions the database does not have yet, in order, and returns them. An advisory lock makes
+    /// concurrent runs (several processes migrating at start-up) take turns; the later runs then find nothing left to
+    /// do. They wait by polling, not in a lock queue: a run waiting inside a statement would hold a snapshot, which
+    /// `CREATE INDEX CONCURRENTLY` in the running one waits for.
     @discardableResult
     public static func apply(to client: PostgresClient, logger: Logger) async throws(DatabaseError) -> [Migration] {
-        var applied: [Migration] = []
         do {
-            for migration in Self.migrations {
-                let ran = try await client.withTransaction(logger: logger) { connection in
-                    try await connection.query("SELECT pg_advisory_xact_lock(\(Self.advisoryLockKey))", logger: logger)
-                    try await connection.query(PostgresQuery(unsafeSQL: Self.createHistory), logger: logger)
-                    let recorded = try await connection.query(
-                        "SELECT 1 FROM schema_migrations WHERE version = \(migration.version)", logger: logger
-                    ).collect()
-                    guard recorded.isEmpty else { return false }
-                    for statement in migration.statements {
-                        try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
-                    }
-                    try await connection.query(
-                        "INSERT INTO schema_migrations (version, name) VALUES (\(migration.version), \(migration.name))",
-                        logger: logger)
-                    return true
+            return try await client.withConnection { connection in
+                while try await connection.query("SELECT pg_try_advisory_lock(\(Self.advisoryLockKey))", logger: logger)
+                    .decode(Bool.self).array() != [true]
+                {
+                    try await Task.sleep(for: .milliseconds(100))
                 }
-                if ran {
-                    logger.info("migration applied", metadata: ["version": "\(migration.version)", "name": "\(migration.name)"])
-                    applied.append(migration)
+                do {
+                    let applied = try await Self.applyPending(on: connection, logger: logger)
+                    try await connection.query("SELECT pg_advisory_unlock(\(Self.advisoryLockKey))", logger: logger)
+                    return applied
+                } catch {
+                    // The lock is the session's: a connection that goes back to the pool must not keep it.
+                    _ = try? await connection.query("SELECT pg_advisory_unlock(\(Self.advisoryLockKey))", logger: logger)
+                    throw error
                 }
             }
         } catch {
             throw .migrationFailed(reason: DatabaseError.reason(for: error))
+        }
+    }
+
+    /// Applies each version not recorded yet, under the lock.
+    private static func applyPending(on connection: PostgresConnection, logger: Logger) async throws -> [Migration] {
+        try await connection.query(PostgresQuery(unsafeSQL: Self.createHistory), logger: logger)
+        let recorded = Set(try await connection.query("SELECT version FROM schema_migrations", logger: logger).decode(Int.self).array())
+        var applied: [Migration] = []
+        for migration in Self.migrations where !recorded.contains(migration.version) {
+            let record: PostgresQuery = "INSERT INTO schema_migrations (version, name) VALUES (\(migration.version), \(migration.name))"
+            if migration.transactional {
+                try await connection.withTransaction(logger: logger) { connection in
+                    for statement in migration.statements {
+                        try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                    }
+                    try await connection.query(record, logger: logger)
+                }
+            } else {
+                for statement in migration.statements {
+                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                }
+                try await connection.query(record, logger: logger)
+            }
+            logger.info("migration applied", metadata: ["version": "\(migration.version)", "name": "\(migration.name)"])
+            applied.append(migration)
         }
         return applied
     }
@@ -98,33 +124,54 @@ public enum Schema {
         )
         """
 
-    /// An arbitrary, fixed key for `pg_advisory_xact_lock` ("blimp" in ASCII).
+    /// An arbitrary, fixed key for the migrations' advisory lock ("blimp" in ASCII).
     static let advisoryLockKey: Int64 = 0x62_6C_69_6D_70
 
-    /// Cuts schema text into versions at `-- version N: name` lines; what precedes the first is version 1,
-    /// "baseline". Versions must count up by one.
+    /// Cuts schema text into versions at `-- version N: name` (or `-- version N, no transaction: name`) lines; what
+    /// precedes the first is version 1, "baseline". Versions must count up by one.
     static func migrations(in sql: String) -> [Migration] {
         var migrations: [Migration] = []
-        var current = (version: 1, name: "baseline", lines: [Substring]())
+        var current = (marker: Marker(version: 1, name: "baseline", transactional: true), lines: [Substring]())
+        func close() {
+            migrations.append(
+                Migration(
+                    version: current.marker.version, name: current.marker.name, statements: Self.split(current.lines),
+                    transactional: current.marker.transactional))
+        }
         for line in sql.split(separator: "\n", omittingEmptySubsequences: false) {
-            guard let (version, name) = Self.versionMarker(line) else {
+            guard let marker = Marker(line) else {
                 current.lines.append(line)
                 continue
             }
-            precondition(version == current.version + 1, "schema.sql: version \(version) follows version \(current.version)")
-            migrations.append(Migration(version: current.version, name: current.name, statements: Self.split(current.lines)))
-            current = (version, name, [])
+            precondition(marker.version == current.marker.version + 1, "schema.sql: version \(marker.version) follows version \(current.marker.version)")
+            close()
+            current = (marker, [])
         }
-        migrations.append(Migration(version: current.version, name: current.name, statements: Self.split(current.lines)))
+        close()
         return migrations
     }
 
-    /// `(N, name)` for a line `-- version N: name`.
-    private static func versionMarker(_ line: Substring) -> (Int, String)? {
-        guard line.hasPrefix("-- version ") else { return nil }
-        let rest = line.dropFirst("-- version ".count)
-        guard let colon = rest.firstIndex(of: ":"), let version = Int(rest[..<colon]) else { return nil }
-        return (version, rest[rest.index(after: colon)...].trimmingCharacters(in: .whitespaces))
+    /// A `-- version N: name` or `-- version N, no transaction: name` line.
+    private struct Marker {
+        var version: Int
+        var name: String
+        var transactional: Bool
+
+        init(version: Int, name: String, transactional: Bool) {
+            self.version = version
+            self.name = name
+            self.transactional = transactional
+        }
+
+        init?(_ line: Substring) {
+            guard line.hasPrefix("-- version ") else { return nil }
+            let rest = line.dropFirst("-- version ".count)
+            guard let colon = rest.firstIndex(of: ":") else { return nil }
+            let head = rest[..<colon]
+            let transactional = !head.hasSuffix(", no transaction")
+            guard let version = Int(transactional ? head : head.dropLast(", no transaction".count)) else { return nil }
+            self.init(version: version, name: rest[rest.index(after: colon)...].trimmingCharacters(in: .whitespaces), transactional: transactional)
+        }
     }
 
     /// Splits SQL text into statements: comment lines are dropped, and a statement ends with a line ending in `;`

@@ -71,27 +71,32 @@ public struct NamedUserStore: Sendable {
         }
     }
 
-    /// The named user with its tags and channels, if the app has it.
-    public func lookup(namedUserID: String, appID: Int64) async throws(StoreError) -> NamedUserRecord? {
-        try await self.records(appID: appID, namedUserIDs: [namedUserID]).first
+    /// The most channels one answer lists: a named user's record, or a page of named users, stops there.
+    public static let maximumChannels = 1000
+
+    /// The named user with its tags and up to ``maximumChannels`` channels in id order, from `channelsFrom`
+    /// (inclusive) on, if the app has it.
+    public func lookup(namedUserID: String, appID: Int64, channelsFrom start: UUID? = nil) async throws(StoreError) -> NamedUserRecord? {
+        try await self.records(appID: appID, namedUserIDs: [namedUserID], channelsFrom: start).records.first
     }
 
-    /// Up to `limit` named users in id order, from `start` on (inclusive).
-    public func list(appID: Int64, start: String?, limit: Int) async throws(StoreError) -> [NamedUserRecord] {
+    /// Up to `limit` named users in id order, from `start` on (inclusive); the page ends early after the named user
+    /// that brings its channels to ``maximumChannels``. `next` is the first named user left for the next page.
+    public func list(appID: Int64, start: String?, limit: Int) async throws(StoreError) -> (records: [NamedUserRecord], next: String?) {
         let ids = try await StoreError.mapping {
             let rows = try await self.client.query(
                 """
                 SELECT named_user_id FROM named_users
                 WHERE app_id = \(appID) AND named_user_id >= coalesce(\(start), '')
-                ORDER BY named_user_id LIMIT \(limit)
+                ORDER BY named_user_id LIMIT \(limit + 1)
                 """,
                 logger: self.logger
             )
             return try await rows.decode(String.self).array()
         }
-        return try await self.records(appID: appID, namedUserIDs: ids)
+        let page = try await self.records(appID: appID, namedUserIDs: Array(ids.prefix(limit)), channelsFrom: nil)
+        return (page.records, page.next ?? (ids.count > limit ? ids[limit] : nil))
     }
-
     /// Deletes the named users and uninstalls their channels.
     public func uninstall(namedUserIDs: [String], appID: Int64) async throws(StoreError) {
         try await StoreError.mapping {
@@ -120,40 +125,71 @@ public struct NamedUserStore: Sendable {
         )
     }
 
-    /// The app's named users among `namedUserIDs`, in that order.
-    private func records(appID: Int64, namedUserIDs: [String]) async throws(StoreError) -> [NamedUserRecord] {
-        guard !namedUserIDs.isEmpty else { return [] }
-        let (users, channelIDs) = try await StoreError.mapping {
+    /// The app's named users among `namedUserIDs`, in that order, each with up to ``maximumChannels`` channels from
+    /// `channelsFrom` on (``NamedUserRecord/moreChannelsFrom`` says where the rest begin). They stop after the one
+    /// that brings the channels listed to ``maximumChannels``; `next` is then the first named user left out.
+    private func records(
+        appID: Int64, namedUserIDs: [String], channelsFrom start: UUID?
+    ) async throws(StoreError) -> (records: [NamedUserRecord], next: String?) {
+        guard !namedUserIDs.isEmpty else { return ([], nil) }
+        let start = start ?? UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+        let found = try await StoreError.mapping {
             try await self.client.withConnection { connection in
-                var users: [String: NamedUserRecord] = [:]
+                // Each named user's channels are counted up to one more than is listed: enough to know whether more
+                // follow, and no more work for a named user with a million.
                 let rows = try await connection.query(
                     """
-                    SELECT named_user_id, created_at, updated_at FROM named_users
-                    WHERE app_id = \(appID) AND named_user_id = ANY(\(namedUserIDs)::text[])
+                    SELECT n.named_user_id, n.created_at, n.updated_at,
+                           (SELECT count(*)::int FROM (SELECT 1 FROM channels c
+                                WHERE c.app_id = n.app_id AND c.named_user_id = n.named_user_id AND c.channel_id >= \(start)
+                                LIMIT \(Self.maximumChannels + 1)) AS counted)
+                    FROM named_users n
+                    WHERE n.app_id = \(appID) AND n.named_user_id = ANY(\(namedUserIDs)::text[])
                     """,
                     logger: self.logger
                 )
-                for try await (id, created, updated) in rows.decode((String, Date, Date).self) {
-                    users[id] = NamedUserRecord(namedUserID: id, created: created, lastModified: updated, tags: [:], channels: [])
+                var found: [String: (record: NamedUserRecord, channels: Int)] = [:]
+                for try await (id, created, updated, channels) in rows.decode((String, Date, Date, Int).self) {
+                    found[id] = (NamedUserRecord(namedUserID: id, created: created, lastModified: updated, tags: [:], channels: []), channels)
                 }
-                let tags = try await TagWriter.namedUsers.tags(appID: appID, owners: namedUserIDs, on: connection, logger: self.logger)
-                for (id, groups) in tags { users[id]?.tags = groups }
+                var listed: [NamedUserRecord] = []
+                var channelCount = 0
+                var next: String?
+                for id in namedUserIDs {
+                    guard let (record, channels) = found[id] else { continue }
+                    if channelCount >= Self.maximumChannels {
+                        next = id
+                        break
+                    }
+                    listed.append(record)
+                    channelCount += min(channels, Self.maximumChannels)
+                }
                 let channels = try await connection.query(
                     """
-                    SELECT named_user_id, channel_id FROM channels
-                    WHERE app_id = \(appID) AND named_user_id = ANY(\(namedUserIDs)::text[]) ORDER BY channel_id
+                    SELECT u.id, c.channel_id FROM unnest(\(listed.map(\.namedUserID))::text[]) AS u (id),
+                        LATERAL (SELECT channel_id FROM channels
+                                 WHERE app_id = \(appID) AND named_user_id = u.id AND channel_id >= \(start)
+                                 ORDER BY channel_id LIMIT \(Self.maximumChannels + 1)) AS c
                     """,
                     logger: self.logger
                 )
-                return (users, try await channels.decode((String, UUID).self).array())
+                var channelIDs: [String: [UUID]] = [:]
+                for try await (id, channelID) in channels.decode((String, UUID).self) { channelIDs[id, default: []].append(channelID) }
+                let tags = try await TagWriter.namedUsers.tags(
+                    appID: appID, owners: listed.map(\.namedUserID), on: connection, logger: self.logger)
+                for index in listed.indices { listed[index].tags = tags[listed[index].namedUserID] ?? [:] }
+                return (listed, channelIDs, next)
             }
         }
-        var byUser = users
-        let records = try await self.channels.records(appID: appID, channelIDs: channelIDs.map(\.1))
+        var listed = found.0
+        let (channelIDs, next) = (found.1, found.2)
+        let records = try await self.channels.records(appID: appID, channelIDs: channelIDs.values.flatMap { $0.prefix(Self.maximumChannels) })
         let byChannel = Dictionary(records.map { ($0.channelID, $0) }, uniquingKeysWith: { first, _ in first })
-        for (user, channelID) in channelIDs {
-            if let record = byChannel[channelID] { byUser[user]?.channels.append(record) }
+        for index in listed.indices {
+            let ids = channelIDs[listed[index].namedUserID] ?? []
+            listed[index].channels = ids.prefix(Self.maximumChannels).compactMap { byChannel[$0] }
+            listed[index].moreChannelsFrom = ids.count > Self.maximumChannels ? ids[Self.maximumChannels] : nil
         }
-        return namedUserIDs.compactMap { byUser[$0] }
+        return (listed, next)
     }
 }

@@ -94,6 +94,17 @@ import Testing
         #expect(throws: InvalidField.self) {
             try TagOperations(add: ["g": (0...100).map { "t\($0)" }]).validate(exclusiveSet: false)
         }
+        // What one request may write: 100 groups, 1,000 tags.
+        func groups(_ count: Int, tags: Int) -> [String: [String]] {
+            Dictionary(uniqueKeysWithValues: (0..<count).map { ("g\($0)", (0..<tags).map { "t\($0)" }) })
+        }
+        try TagOperations(add: groups(50, tags: 10), remove: groups(50, tags: 10)).validate(exclusiveSet: false)
+        #expect(throws: InvalidField("", "at most 100 tag groups in one request")) {
+            try TagOperations(add: groups(51, tags: 1), remove: groups(50, tags: 1)).validate(exclusiveSet: false)
+        }
+        #expect(throws: InvalidField("", "at most 1000 tags in one request")) {
+            try TagOperations(add: groups(11, tags: 100)).validate(exclusiveSet: false)
+        }
     }
 
     @Test func registrationsCheckTheirFields() throws {

@@ -1,0 +1,74 @@
+import Foundation
+import Logging
+import PostgresNIO
+
+/// The nonces of the signed SDK requests already accepted, per app, kept in PostgreSQL until their signature's
+/// window has passed: a captured request is accepted once, by any API replica, never twice.
+///
+/// Each signed request costs a row. Concurrent ones are written together (see ``Coalescer``), so under load a
+/// thousand devices cost a statement and a commit, not a thousand.
+public struct NonceLedger: Sendable {
+    /// How long a row outlives its expiry before the janitor deletes it: a margin for the API's clock running
+    /// behind the database's.
+    static let margin = "1 hour"
+
+    private let writes: Coalescer<UsedNonce, Bool>
+    private let client: PostgresClient
+    private let logger: Logger
+
+    public init(client: PostgresClient, logger: Logger) {
+        self.client = client
+        self.logger = logger
+        self.writes = Coalescer { nonces in try await Self.record(nonces, client: client, logger: logger) }
+    }
+
+    /// A signed request's nonce, and when its signature stops being accepted anyway.
+    struct UsedNonce: Sendable {
+        var key: Key
+        var expiresAt: Date
+
+        /// A row's key: nonces are unique per app.
+        struct Key: Hashable {
+            var appID: Int64
+            var nonce: UUID
+        }
+    }
+
+    /// Records `nonce` for the app; `true` the first time, `false` when a request with it was accepted before.
+    public func firstUse(appID: Int64, nonce: UUID, expiresAt: Date) async throws(StoreError) -> Bool {
+        try await StoreError.mapping { try await self.writes.submit(UsedNonce(key: .init(appID: appID, nonce: nonce), expiresAt: expiresAt)) }
+    }
+
+    /// Deletes the nonces whose signatures have expired; returns how many.
+    public func deleteExpired() async throws(StoreError) -> Int {
+        try await StoreError.mapping {
+            try await self.client.query(
+                """
+                DELETE FROM used_nonces u USING apps a
+                WHERE u.app_id = a.id AND u.expires_at < now() - \(unescaped: "interval '\(Self.margin)'") RETURNING 1
+                """,
+                logger: self.logger
+            ).collect().count
+        }
+    }
+
+    /// Inserts the nonces; `true` for each inserted, `false` for each already there or earlier in the batch.
+    private static func record(_ nonces: [UsedNonce], client: PostgresClient, logger: Logger) async throws -> [Bool] {
+        var seen = Set<UsedNonce.Key>()
+        let firsts = nonces.map { seen.insert($0.key).inserted }
+        let distinct = zip(nonces, firsts).filter(\.1).map(\.0)
+        let rows = try await client.query(
+            """
+            INSERT INTO used_nonces (app_id, nonce, expires_at)
+            SELECT * FROM unnest(\(distinct.map(\.key.appID))::bigint[], \(distinct.map(\.key.nonce))::uuid[],
+                                 \(distinct.map(\.expiresAt))::timestamptz[])
+            ON CONFLICT DO NOTHING
+            RETURNING app_id, nonce
+            """,
+            logger: logger
+        )
+        var inserted = Set<UsedNonce.Key>()
+        for try await (appID, nonce) in rows.decode((Int64, UUID).self) { inserted.insert(.init(appID: appID, nonce: nonce)) }
+        return zip(nonces, firsts).map { nonce, first in first && inserted.contains(nonce.key) }
+    }
+}
