@@ -54,6 +54,22 @@ import Testing
         }
     }
 
+    /// A number at the edges of what is accepted (`jsonb` gives `1e300` back as 301 digits) leaves the push's report
+    /// and the listing readable.
+    @Test func pushesWithExtremeNumbersStayReadable() async throws {
+        try await APIHarness.run { harness, client in
+            let push = #"{"audience": "all", "device_types": ["ios"], "notification": {"alert": "x", "ios": {"extra": {"big": 1e300, "small": -1.6e-300}}}}"#
+            let accepted = try await client.send(.post, "/api/push", harness.master(), push)
+            let pushID = try #require((accepted.body["push_ids"] as? [String])?.first)
+            let report = try await client.send(.get, "/api/pushes/\(pushID)", harness.master())
+            #expect(report.status == .ok)
+            let request = (report.body["push"] as? [String: Any])?["request"] as? [String: Any]
+            let extra = ((request?["notification"] as? [String: Any])?["ios"] as? [String: Any])?["extra"] as? [String: Any]
+            #expect((extra?["big"] as? NSNumber)?.doubleValue == 1e300, "\(report.body)")
+            #expect(try await client.send(.get, "/api/pushes", harness.master()).status == .ok)
+        }
+    }
+
     /// A tag that breaks a rule costs the registration its tag changes, not the channel: the SDK would never retry.
     @Test func aRegistrationWithABadTagIsCreatedWithoutItsTags() async throws {
         try await APIHarness.run { harness, client in

@@ -1,4 +1,5 @@
 import BlimpCore
+import BlimpStore
 import Hummingbird
 import Logging
 import PostgresNIO
@@ -16,7 +17,7 @@ struct HealthController {
 
     func ready(logger: Logger) async -> EditedResponse<Status> {
         do {
-            _ = try await withTimeout(self.readinessTimeout) { [database] in
+            _ = try await withAbandoningTimeout(self.readinessTimeout) { [database] in
                 try await database.query("SELECT 1", logger: logger)
             }
             return EditedResponse(status: .ok, response: Status(ok: true))

@@ -20,12 +20,20 @@ public struct RawJSONParser {
     }
 
     private let bytes: [UInt8]
+    private let numberLength: Int
     private var index = 0
     private var depth = 0
 
-    /// Parses `text`, which must hold exactly one JSON value (whitespace around it is fine).
-    public static func parse(_ text: some Collection<UInt8>) throws(SyntaxError) -> RawJSON {
-        var parser = RawJSONParser(bytes: Array(text))
+    /// The longest number literal in JSON that PostgreSQL wrote: `jsonb` writes numbers out in full (`1e300` as 301
+    /// digits), so what ``maximumNumberLength`` let in comes back longer.
+    public static let storedNumberLength = 1024
+
+    /// Parses `text`, which must hold exactly one JSON value (whitespace around it is fine), with number literals of
+    /// at most `numberLength` characters.
+    public static func parse(
+        _ text: some Collection<UInt8>, numberLength: Int = Self.maximumNumberLength
+    ) throws(SyntaxError) -> RawJSON {
+        var parser = RawJSONParser(bytes: Array(text), numberLength: numberLength)
         parser.skipWhitespace()
         let value = try parser.value()
         parser.skipWhitespace()
@@ -33,8 +41,9 @@ public struct RawJSONParser {
         return value
     }
 
-    private init(bytes: [UInt8]) {
+    private init(bytes: [UInt8], numberLength: Int) {
         self.bytes = bytes
+        self.numberLength = numberLength
     }
 
     private mutating func value() throws(SyntaxError) -> RawJSON {
@@ -227,11 +236,11 @@ public struct RawJSONParser {
             guard self.digits() > 0 else { throw self.error("a number needs digits in its exponent") }
         }
         let literal = String(decoding: self.bytes[start..<self.index], as: UTF8.self)
-        guard self.index - start <= Self.maximumNumberLength, let value = Double(literal), value.isFinite,
+        guard self.index - start <= self.numberLength, let value = Double(literal), value.isFinite,
             value != 0 || !Self.hasNonZeroDigit(self.bytes[start..<self.index])
         else {
             self.index = start
-            throw self.error("a number must fit a 64-bit floating-point value (finite, not rounding to zero, at most \(Self.maximumNumberLength) characters)")
+            throw self.error("a number must fit a 64-bit floating-point value (finite, not rounding to zero, at most \(self.numberLength) characters)")
         }
         return literal
     }

@@ -1,6 +1,11 @@
 /// The error thrown when ``withTimeout(_:operation:)`` runs out of time.
 public struct TimeoutError: Error, CustomStringConvertible {
     public let duration: Duration
+
+    public init(duration: Duration) {
+        self.duration = duration
+    }
+
     public var description: String { "timed out after \(self.duration)" }
 }
 

@@ -220,9 +220,11 @@ public struct AppStore: Sendable {
     }
 
     /// Runs `body`, turning database errors into ``AppStoreError``s that name no secret.
-    private func mapErrors<T>(_ body: () async throws -> T) async throws(AppStoreError) -> T {
+    /// Runs `body` within ``StoreError/deadline`` (as every store operation), turning its errors into
+    /// ``AppStoreError``s.
+    private func mapErrors<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws(AppStoreError) -> T {
         do {
-            return try await body()
+            return try await withAbandoningTimeout(StoreError.deadline, body)
         } catch let error as AppStoreError {
             throw error
         } catch let error as PSQLError where error.serverInfo?[.sqlState] == "23505" {

@@ -69,7 +69,7 @@ final class Coalescer<Input: Sendable, Output: Sendable>: Sendable {
             }
             if batch.isEmpty { return }
             do {
-                let outputs = try await self.flush(batch.map(\.input))
+                let outputs = try await self.guardedFlush(batch.map(\.input))
                 precondition(outputs.count == batch.count, "a flush returns one output per input")
                 for (request, output) in zip(batch, outputs) { request.continuation.resume(returning: output) }
             } catch where batch.count > 1 {
@@ -80,9 +80,14 @@ final class Coalescer<Input: Sendable, Output: Sendable>: Sendable {
         }
     }
 
+    /// A flush within ``StoreError/deadline``: one stuck on a closed connection must not stop the queue for good.
+    private func guardedFlush(_ inputs: [Input]) async throws -> [Output] {
+        try await withAbandoningTimeout(StoreError.deadline) { try await self.flush(inputs) }
+    }
+
     private func flushAlone(_ request: Request) async {
         do {
-            let outputs = try await self.flush([request.input])
+            let outputs = try await self.guardedFlush([request.input])
             precondition(outputs.count == 1, "a flush returns one output per input")
             request.continuation.resume(returning: outputs[0])
         } catch {

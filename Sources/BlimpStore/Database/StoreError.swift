@@ -1,3 +1,4 @@
+import BlimpCore
 import Foundation
 import PostgresNIO
 
@@ -21,11 +22,16 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
         }
     }
 
-    /// Runs `body`, turning database errors into ``StoreError``s; a foreign-key violation means the channel is
-    /// not in the app.
-    static func mapping<T>(_ body: () async throws -> T) async throws(StoreError) -> T {
+    /// How long one store operation may take (waiting for a connection included) before it is given up as
+    /// unavailable.
+    static let deadline: Duration = .seconds(30)
+
+    /// Runs `body` within ``deadline`` (see ``withAbandoningTimeout(_:_:)``: a query stuck on a closed connection
+    /// must not hold its caller forever), turning database errors into ``StoreError``s; a foreign-key violation
+    /// means the channel is not in the app.
+    static func mapping<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws(StoreError) -> T {
         do {
-            return try await body()
+            return try await withAbandoningTimeout(Self.deadline, body)
         } catch {
             throw Self.from(error)
         }
@@ -39,6 +45,7 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
                 .database(reason: "the transaction failed")
             }
         case let error as PSQLError where error.serverInfo?[.sqlState] == "23503": .notFound
+        case let error as TimeoutError: .unavailable(reason: "no answer from the database: \(error)")
         case _ where Self.isUnavailable(error): .unavailable(reason: DatabaseError.reason(for: error))
         default: .database(reason: DatabaseError.reason(for: error))
         }

@@ -95,7 +95,7 @@ public struct ClaimedPush: Sendable {
 
     private static func json(_ text: String, _ column: String) throws(InvalidField) -> RawJSON {
         do {
-            return try RawJSONParser.parse(text.utf8)
+            return try RawJSONParser.parse(text.utf8, numberLength: RawJSONParser.storedNumberLength)
         } catch {
             throw InvalidField(column, "\(error.message) at column \(error.column)")
         }

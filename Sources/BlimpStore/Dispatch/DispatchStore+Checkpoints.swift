@@ -49,7 +49,7 @@ extension DispatchStore {
             ]))
         }
         let ended = outcomes.filter { $0.status == 200 }.map(\.target.channelID)
-        return try await StoreError.mapping {
+        return try await StoreError.mapping { [pruned] in
             try await self.client.withTransaction(logger: self.logger) { connection in
                 let held = try await connection.query(
                     """

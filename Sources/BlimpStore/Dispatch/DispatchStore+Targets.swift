@@ -13,7 +13,7 @@ extension DispatchStore {
         var (query, order) = Self.targetQuery(of: push, now: now)
         query.binds.append(limit)
         query.sql = "SELECT \(query.sql) ORDER BY \(order) LIMIT $\(query.binds.count)"
-        return try await StoreError.mapping {
+        return try await StoreError.mapping { [query] in
             let rows = try await self.client.query(query, logger: self.logger)
             var targets: [DispatchTarget] = []
             for try await (channel, token, frequent, recent, active, starts) in rows.decode((UUID, String, Bool, Int, Bool, Int).self) {
@@ -29,7 +29,7 @@ extension DispatchStore {
     public func remainingTargets(of push: ClaimedPush, now: Date) async throws(StoreError) -> Int {
         var (query, _) = Self.targetQuery(of: push, now: now)
         query.sql = "SELECT count(*)::int FROM (SELECT \(query.sql)) AS remaining"
-        return try await StoreError.mapping {
+        return try await StoreError.mapping { [query] in
             try await self.client.query(query, logger: self.logger).decode(Int.self).array().first ?? 0
         }
     }

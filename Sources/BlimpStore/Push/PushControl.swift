@@ -66,7 +66,7 @@ public struct PushControl: Sendable {
 
     /// Runs `body` in a transaction holding the push's row, when the push is in one of `states`.
     private func change(
-        _ pushID: UUID, appID: Int64, allowedFrom states: Set<PushState>, _ body: @escaping (PostgresConnection) async throws -> Void
+        _ pushID: UUID, appID: Int64, allowedFrom states: Set<PushState>, _ body: @escaping @Sendable (PostgresConnection) async throws -> Void
     ) async throws(StoreError) -> Outcome {
         try await StoreError.mapping {
             try await self.client.withTransaction(logger: self.logger) { connection -> Outcome in

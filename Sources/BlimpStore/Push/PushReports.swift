@@ -67,7 +67,7 @@ public struct PushReports: Sendable {
                     event: event, name: name, timestamp: timestamp, attributesType: attributesType,
                     priority: Int(priority ?? 10), acceptedAt: acceptedAt, startedAt: startedAt, finishedAt: finishedAt,
                     counts: try counts.reduce(PushCounts()) { $0 + PushCounts(try RawJSONParser.parse($1.utf8)) },
-                    request: try RawJSONParser.parse(request.utf8)))
+                    request: try RawJSONParser.parse(request.utf8, numberLength: RawJSONParser.storedNumberLength)))
             }
             return reports
         }

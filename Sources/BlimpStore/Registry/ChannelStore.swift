@@ -271,7 +271,7 @@ public struct ChannelStore: Sendable {
     /// Runs `body` on one connection, in a transaction when `needed` (a single statement commits by itself).
     private func transaction<T: Sendable>(
         needed: Bool,
-        _ body: (PostgresConnection) async throws -> T
+        _ body: @escaping @Sendable (PostgresConnection) async throws -> T
     ) async throws(StoreError) -> T {
         try await StoreError.mapping {
             if needed {

@@ -1,0 +1,123 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A PostgreSQL server of a test's own, in a temporary folder, that the test can stop and start again.
+///
+/// The postmaster runs in the foreground as the test's child (not daemonized by `pg_ctl`: Foundation's `Process`
+/// waits for every holder of a descriptor it hands its child, so a daemon would keep it waiting). As root, it runs
+/// as the `postgres` user through `setpriv`, which execs rather than forks, so signals reach the postmaster itself.
+final class PostgresServer: @unchecked Sendable {
+    let folder: URL
+    let port: Int
+    private var postmaster: Process?
+
+    /// `postgres://blimp@127.0.0.1:port/blimp`.
+    var url: String { "postgres://blimp@127.0.0.1:\(self.port)/blimp" }
+
+    /// Creates the cluster in a new folder under `parent` and its `blimp` database, and starts it.
+    static func start(in parent: URL) async throws -> PostgresServer {
+        let folder = parent.appendingPathComponent("pg")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let server = PostgresServer(folder: folder, port: freePort())
+        if getuid() == 0 {
+            // The postgres user must reach the folder: the temporary folders above it are made private.
+            for directory in [parent, folder] { chmod(directory.path, 0o755) }
+            guard try await Self.run("/usr/bin/chown", ["postgres:postgres", folder.path]).status == 0 else {
+                throw CLIExpectationFailed("cannot give \(folder.path) to the postgres user")
+            }
+        }
+        let initdb = try await Self.run(
+            Self.bin("initdb"), ["-D", folder.path, "-U", "blimp", "--auth=trust", "-E", "UTF8", "--locale=C.UTF-8"], asOwner: true)
+        guard initdb.status == 0 else { throw CLIExpectationFailed("initdb failed: \(initdb.output)") }
+        try await server.start()
+        let created = try await Self.run(Self.bin("createdb"), ["-h", "127.0.0.1", "-p", "\(server.port)", "-U", "blimp", "blimp"])
+        guard created.status == 0 else { throw CLIExpectationFailed("createdb failed: \(created.output)") }
+        return server
+    }
+
+    private init(folder: URL, port: Int) {
+        self.folder = folder
+        self.port = port
+    }
+
+    /// Starts the postmaster and waits until it accepts connections.
+    func start() async throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: getuid() == 0 ? "/usr/bin/setpriv" : Self.bin("postgres"))
+        let arguments = [
+            "-D", self.folder.path, "-p", "\(self.port)", "-k", self.folder.path, "-c", "listen_addresses=127.0.0.1",
+            "-c", "fsync=off", "-c", "max_connections=200",
+        ]
+        process.arguments = getuid() == 0 ? Self.asPostgres + [Self.bin("postgres")] + arguments : arguments
+        let log = self.folder.appendingPathComponent("server.log")
+        if !FileManager.default.fileExists(atPath: log.path) { _ = FileManager.default.createFile(atPath: log.path, contents: nil) }
+        let logHandle = try FileHandle(forWritingTo: log)
+        logHandle.seekToEndOfFile()
+        (process.standardInput, process.standardOutput, process.standardError) = (FileHandle.nullDevice, logHandle, logHandle)
+        try process.run()
+        self.postmaster = process
+        for _ in 0..<300 {
+            if try await Self.run(Self.bin("pg_isready"), ["-q", "-h", "127.0.0.1", "-p", "\(self.port)"]).status == 0 { return }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        throw CLIExpectationFailed("PostgreSQL did not start: \(self.log.suffix(2000))")
+    }
+
+    /// A fast shutdown (SIGINT: sessions are ended, the server stops at once), waiting for the postmaster to exit.
+    func stop() async {
+        guard let postmaster = self.postmaster else { return }
+        kill(postmaster.processIdentifier, SIGINT)
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                postmaster.waitUntilExit()
+                continuation.resume()
+            }
+        }
+        self.postmaster = nil
+    }
+
+    /// The server's log so far.
+    var log: String {
+        (try? String(contentsOf: self.folder.appendingPathComponent("server.log"), encoding: .utf8)) ?? ""
+    }
+
+    /// Runs `sql` with psql; its rows, one per line, columns separated by `|`.
+    func query(_ sql: String) async throws -> [String] {
+        let result = try await Self.run(
+            Self.bin("psql"), ["-h", "127.0.0.1", "-p", "\(self.port)", "-U", "blimp", "-d", "blimp", "-v", "ON_ERROR_STOP=1", "-tAc", sql])
+        guard result.status == 0 else { throw CLIExpectationFailed("psql failed: \(result.output)") }
+        return result.output.split(separator: "\n").map(String.init)
+    }
+
+    /// `setpriv`'s arguments for running as the postgres user.
+    private static let asPostgres = ["--reuid=postgres", "--regid=postgres", "--init-groups", "--"]
+
+    /// The newest installed PostgreSQL's `program`.
+    private static func bin(_ program: String) -> String {
+        let versions = (try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql")) ?? []
+        let newest = versions.compactMap(Int.init).max().map(String.init) ?? "15"
+        return "/usr/lib/postgresql/\(newest)/bin/\(program)"
+    }
+
+    /// Runs a program to its exit (as the postgres user with `asOwner`, when root); its status and output (stdout
+    /// and stderr together).
+    private static func run(_ path: String, _ arguments: [String], asOwner: Bool = false) async throws -> (status: Int32, output: String) {
+        let process = Process()
+        let owned = asOwner && getuid() == 0
+        process.executableURL = URL(fileURLWithPath: owned ? "/usr/bin/setpriv" : path)
+        process.arguments = owned ? Self.asPostgres + [path] + arguments : arguments
+        let output = Pipe()
+        (process.standardInput, process.standardOutput, process.standardError) = (FileHandle.nullDevice, output, output)
+        try process.run()
+        return await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                let data = output.fileHandleForReading.readDataToEndOfFile()
+                process.waitUntilExit()
+                continuation.resume(returning: (process.terminationStatus, String(decoding: data, as: UTF8.self)))
+            }
+        }
+    }
+}
