@@ -58,7 +58,7 @@ public enum AirshipDate {
         }
         guard tailIsValid, let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
             let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19),
-            (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61
+            (1...12).contains(month), (1...Self.days(inMonth: month, of: year)).contains(day), hour < 24, minute < 60, second < 61
         else { return nil }
         var parts = tm()
         parts.tm_year = year - 1900
@@ -68,5 +68,14 @@ public enum AirshipDate {
         parts.tm_min = minute
         parts.tm_sec = second
         return Date(timeIntervalSince1970: TimeInterval(timegm(&parts)))
+    }
+
+    /// The days in `month` (1–12) of `year`, by the Gregorian calendar.
+    private static func days(inMonth month: Int32, of year: Int32) -> Int32 {
+        switch month {
+        case 2: year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
+        }
     }
 }

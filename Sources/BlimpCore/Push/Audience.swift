@@ -106,11 +106,7 @@ public indirect enum Audience: Sendable, Equatable {
         case "tag":
             return .tag(try Self.name(value, at: path, what: "a tag"), group: group)
         case "named_user":
-            let id = try Self.name(value, at: path, what: "a named user id")
-            guard id.trimmingCharacters(in: .whitespaces) == id else {
-                throw InvalidField(path, "a named user id has no leading or trailing spaces")
-            }
-            return .namedUser(id)
+            return .namedUser(try NamedUserID.check(try Self.name(value, at: path, what: "a named user id"), path: path))
         default:
             guard case .string(let text) = value, let id = UUID(parsing: text) else {
                 throw InvalidField(path, "expected a channel id (a UUID)")

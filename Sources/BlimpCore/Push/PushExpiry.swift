@@ -13,8 +13,8 @@ public enum PushExpiry: Sendable, Equatable {
         case .number:
             return .after(seconds: try reader.integer(key, in: 0...(30 * 24 * 3600))!)
         case .string(let text):
-            guard let date = AirshipDate.parse(text) else {
-                throw InvalidField(reader.path(of: key), "expected seconds or a time as YYYY-MM-DDTHH:MM:SS")
+            guard let date = AirshipDate.parse(text), TimeWindow.seconds.contains(Int64(date.timeIntervalSince1970)) else {
+                throw InvalidField(reader.path(of: key), "expected seconds or a time from 1970 through 2199 as YYYY-MM-DDTHH:MM:SS")
             }
             return .at(date)
         default:

@@ -47,6 +47,8 @@ import Testing
         #expect(AirshipDate.parse("2023-11-14 22:13:20") == Date(timeIntervalSince1970: 1_700_000_000))
         #expect(AirshipDate.parse("2023-11-14T22:13:20.123Z") == Date(timeIntervalSince1970: 1_700_000_000))
         #expect(AirshipDate.parse("2023-13-14 22:13:20") == nil)
+        #expect(AirshipDate.parse("2026-02-30T00:00:00") == nil)
+        #expect(AirshipDate.parse("2028-02-29T00:00:00") != nil && AirshipDate.parse("2100-02-29T00:00:00") == nil)
         #expect(AirshipDate.parse("yesterday") == nil)
     }
 }

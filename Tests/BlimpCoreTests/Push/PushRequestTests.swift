@@ -113,7 +113,8 @@ enum PushInput {
         let user = try Self.audience(#"{"named_user": "user-123"}"#)
         #expect(user == .namedUser("user-123"))
         #expect(user.json.text == #"{"named_user":"user-123"}"#)
-        #expect(try Self.refusal(#"{"named_user": " user"}"#)?.message == "a named user id has no leading or trailing spaces")
+        #expect(try Self.refusal(#"{"named_user": " user"}"#)?.message == "a named user id is 1 to 128 characters without surrounding white space")
+        #expect(try Self.refusal(#"{"named_user": "bob\n"}"#)?.path == "audience.named_user")
         #expect(try Self.refusal(#"{"named_user": 123}"#) == InvalidField("audience.named_user", "expected a named user id, not a number"))
     }
 
@@ -457,7 +458,10 @@ enum PushInput {
         #expect(PushExpiry.after(seconds: 60).date(acceptedAt: Date(timeIntervalSince1970: 1000)) == Date(timeIntervalSince1970: 1060))
 
         #expect(try PushInput.push(PushInput.request(notification: #"{"alert": "B", "ios": {"expiry": 0}}"#)).expiry == .after(seconds: 0))
-        #expect(try Self.refusal(#"{"alert": "B", "ios": {"expiry": "tomorrow"}}"#) == InvalidField("notification.ios.expiry", "expected seconds or a time as YYYY-MM-DDTHH:MM:SS"))
+        let expected = "expected seconds or a time from 1970 through 2199 as YYYY-MM-DDTHH:MM:SS"
+        #expect(try Self.refusal(#"{"alert": "B", "ios": {"expiry": "tomorrow"}}"#) == InvalidField("notification.ios.expiry", expected))
+        #expect(try Self.refusal(#"{"alert": "B", "ios": {"expiry": "0000-01-01T00:00:00"}}"#) == InvalidField("notification.ios.expiry", expected))
+        #expect(try Self.refusal(#"{"alert": "B", "ios": {"expiry": "2026-02-30T00:00:00"}}"#) == InvalidField("notification.ios.expiry", expected))
         #expect(try Self.refusal(#"{"alert": "B", "ios": {"expiry": -1}}"#)?.path == "notification.ios.expiry")
         #expect(try Self.refusal(#"{"alert": "B", "ios": {"expiry": 1.5}}"#)?.path == "notification.ios.expiry")
         #expect(try Self.refusal(#"{"alert": "B", "ios": {"expiry": 2592001}}"#)?.path == "notification.ios.expiry")
