@@ -163,6 +163,43 @@ import Testing
         }
     }
 
+    /// Every fault at once: 500s, 503s and 429s on 15% of requests, GOAWAY every 50 streams, a connection dropped
+    /// with its streams in flight every 97, and an APNs slower than the workers' lease. Two workers still deliver every
+    /// token exactly once: what APNs did not take is retried, and the lease renewed in flight keeps each batch with
+    /// one worker.
+    @Test func aMixOfFaultsStillDeliversEveryTokenOnce() async throws {
+        var settings = ConnectionSettings()
+        settings.goAwayEvery = 50
+        settings.dropEvery = 97
+        settings.latencyMilliseconds = 1200
+        try await DispatchHarness.run(settings: settings) { harness in
+            harness.simulator.apns.setFaults(
+                SimulatorFaults(internalServerErrorFraction: 0.05, serviceUnavailableFraction: 0.05, tooManyRequestsFraction: 0.05))
+            var devices: [String: [DispatchHarness.Device]] = [:]
+            var ids: [UUID] = []
+            for name in ["a", "b"] {
+                devices[name] = try await harness.register(80, name: name)
+                ids.append(try await harness.push(DispatchHarness.liveActivity("update", name, #", "content_state": {"n": "\#(name)"}"#)))
+            }
+            let faulty: (inout WorkerConfiguration) -> Void = {
+                $0.batchSize = 40
+                $0.lease = .seconds(1)
+                // Enough attempts that 15% failures (and lost connections) on each leave no token behind.
+                $0.delivery = DeliveryPolicy(maxAttempts: 10, baseDelay: .milliseconds(20), maxDelay: .milliseconds(200))
+            }
+            let reports = try await harness.deliver(ids, with: [harness.worker("w1", configure: faulty), harness.worker("w2", configure: faulty)])
+            #expect(reports.allSatisfy { $0.state == .done && $0.counts.sent == 80 && $0.counts.failed.isEmpty }, "\(reports.map(\.counts))")
+            for (name, group) in devices {
+                for device in group {
+                    let received = harness.received(device.token)
+                    #expect(received.count == 1 && received[0].payload.contains(#""n":"\#(name)""#), "\(received.count) deliveries")
+                }
+            }
+            let counters = harness.simulator.apns.counters()
+            #expect(counters.rejected.values.reduce(0, +) > 0, "no fault was drawn: \(counters)")
+        }
+    }
+
     /// One large push is split into parts that two workers share: each token gets it exactly once, both workers
     /// send some of it, and the report adds the parts' counts up.
     @Test func twoWorkersShareOneFanOut() async throws {

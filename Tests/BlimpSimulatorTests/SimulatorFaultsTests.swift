@@ -12,14 +12,16 @@ import Testing
         return (0..<count).map { _ in fixture.send(request).status }
     }
 
-    @Test func serverErrorsComeAtTheirFractionsAndRepeatForASeed() throws {
-        let faults = SimulatorFaults(internalServerErrorFraction: 0.1, serviceUnavailableFraction: 0.2)
+    @Test func errorsComeAtTheirFractionsAndRepeatForASeed() throws {
+        let faults = SimulatorFaults(internalServerErrorFraction: 0.1, serviceUnavailableFraction: 0.2, tooManyRequestsFraction: 0.05)
         let statuses = try self.statuses(seed: 42, faults: faults, count: 10_000)
         let internalErrors = statuses.count(where: { $0 == 500 })
         let unavailable = statuses.count(where: { $0 == 503 })
+        let tooMany = statuses.count(where: { $0 == 429 })
         #expect((800...1200).contains(internalErrors))
         #expect((1700...2300).contains(unavailable))
-        #expect(statuses.count(where: { $0 == 200 }) == 10_000 - internalErrors - unavailable)
+        #expect((350...650).contains(tooMany))
+        #expect(statuses.count(where: { $0 == 200 }) == 10_000 - internalErrors - unavailable - tooMany)
         #expect(try self.statuses(seed: 42, faults: faults, count: 10_000) == statuses)
         #expect(try self.statuses(seed: 43, faults: faults, count: 10_000) != statuses)
     }

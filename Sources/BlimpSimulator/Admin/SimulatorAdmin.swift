@@ -11,7 +11,7 @@ import Logging
 /// | `GET /counters` | accepted, rejected by reason, throttled, ignored as stale or after the end |
 /// | `GET /devices/{token}` | the token's state, budget use and last deliveries (headers, payload, outcome) |
 /// | `PUT /devices/{token}` | `{"state": "active"\|"unregistered"\|"expired"\|"bad", "frequent_updates": bool}`, both optional |
-/// | `GET`/`PUT /faults` | `{"internal_server_error_fraction", "service_unavailable_fraction", "too_many_requests_tokens"}` |
+/// | `GET`/`PUT /faults` | `{"internal_server_error_fraction", "service_unavailable_fraction", "too_many_requests_fraction", "too_many_requests_tokens"}` |
 /// | `GET`/`PUT /connection` | `{"max_concurrent_streams", "go_away_every", "drop_every", "latency_milliseconds"}` |
 /// | `POST /keys` | `{"key_id", "team_id", "p8"}`: trust another provider-token key |
 /// | `POST /reset` | forget devices, counters and faults |

@@ -24,8 +24,8 @@ struct DeviceRegistry {
         liveActivity: LiveActivityPush?,
         now: Double
     ) -> SimulatorResponse {
-        if self.faults.drawsServerErrors,
-            let error = self.faults.serverError(draw: Double.random(in: 0..<1, using: &self.random))
+        if self.faults.drawsErrors,
+            let error = self.faults.drawnError(Double.random(in: 0..<1, using: &self.random))
         {
             return self.reject(error, apnsID: delivery.apnsID)
         }
