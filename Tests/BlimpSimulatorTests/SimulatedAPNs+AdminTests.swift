@@ -65,6 +65,10 @@ import Testing
         #expect((counters?["rejected"] as? [String: Int]) == ["MissingTopic": 1])
         let faults = SimulatorFaults(internalServerErrorFraction: 0.5, tooManyRequestsTokens: ["ab"])
         #expect(try JSONDecoder().decode(SimulatorFaults.self, from: encoder.encode(faults)) == faults)
+        // A PUT names only the faults it wants.
+        let decoder = JSONDecoder()
+        decoder.keyDecodingStrategy = .convertFromSnakeCase
+        #expect(try decoder.decode(SimulatorFaults.self, from: Data(#"{"too_many_requests_fraction": 0.1}"#.utf8)) == SimulatorFaults(tooManyRequestsFraction: 0.1))
     }
 
     @Test func resetForgetsDevicesCountersAndFaultsButKeepsKeys() throws {

@@ -26,20 +26,27 @@ struct APICommand: AsyncParsableCommand {
     }
 }
 
-/// The API process's services: the database client, which must run first, the API, and the janitor that deletes
+/// The API process's services: the database clients, which must run first, the API, and the janitor that deletes
 /// expired Live Activities, idempotency keys, old delivery outcomes and nonces.
 struct APIServices {
     let database: PostgresClient
+    let janitorDatabase: PostgresClient
     var api: Application<RouterResponder<APIRequestContext>>
     let janitor: Janitor
 
-    var all: [any Service] { [self.database, self.api, self.janitor] }
+    var all: [any Service] { [self.database, self.janitorDatabase, self.api, self.janitor] }
 }
 
 extension ListenOptions {
     /// The API server on these options' address, with the database client it needs running before it.
     func buildAPI(database url: DatabaseURL, serverKey: ServerKey, limits: APILimits, logger: Logger) -> APIServices {
-        let database = PostgresClient(configuration: url.clientConfiguration(), backgroundLogger: logger)
+        // Statements of the API's requests end with their request; the janitor's long deletes have connections of
+        // their own, without that limit.
+        let database = PostgresClient(
+            configuration: url.clientConfiguration(statementTimeout: limits.requestTimeout), backgroundLogger: logger)
+        var janitorConfiguration = url.clientConfiguration()
+        janitorConfiguration.options.maximumConnections = 1
+        let janitorDatabase = PostgresClient(configuration: janitorConfiguration, backgroundLogger: logger)
         let configuration = APIConfiguration(serverKey: serverKey, publicURL: self.publicURL, limits: limits)
         let api = APIServer.buildApplication(
             host: self.host,
@@ -48,10 +55,10 @@ extension ListenOptions {
             configuration: configuration,
             logger: logger
         )
-        let channels = ChannelStore(client: database, logger: logger)
-        let intake = PushIntake(client: database, logger: logger)
-        let dispatch = DispatchStore(client: database, logger: logger)
-        let nonces = NonceLedger(client: database, logger: logger)
+        let channels = ChannelStore(client: janitorDatabase, logger: logger)
+        let intake = PushIntake(client: janitorDatabase, logger: logger)
+        let dispatch = DispatchStore(client: janitorDatabase, logger: logger)
+        let nonces = NonceLedger(client: janitorDatabase, logger: logger)
         let janitor = Janitor(
             [
                 .init("expired live activities") { try await channels.deleteExpiredActivities() },
@@ -61,7 +68,7 @@ extension ListenOptions {
             ],
             logger: logger
         )
-        return APIServices(database: database, api: api, janitor: janitor)
+        return APIServices(database: database, janitorDatabase: janitorDatabase, api: api, janitor: janitor)
     }
 }
 

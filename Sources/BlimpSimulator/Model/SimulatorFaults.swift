@@ -26,6 +26,15 @@ public struct SimulatorFaults: Sendable, Codable, Equatable {
         self.tooManyRequestsTokens = tooManyRequestsTokens
     }
 
+    /// Reads the faults a `PUT /faults` names; those it leaves out are none.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.internalServerErrorFraction = try container.decodeIfPresent(Double.self, forKey: .internalServerErrorFraction) ?? 0
+        self.serviceUnavailableFraction = try container.decodeIfPresent(Double.self, forKey: .serviceUnavailableFraction) ?? 0
+        self.tooManyRequestsFraction = try container.decodeIfPresent(Double.self, forKey: .tooManyRequestsFraction) ?? 0
+        self.tooManyRequestsTokens = try container.decodeIfPresent(Set<String>.self, forKey: .tooManyRequestsTokens) ?? []
+    }
+
     /// The error for a request that drew `draw` (uniform in 0..<1), if any: the fractions above, one after another.
     func drawnError(_ draw: Double) -> Rejection? {
         var bound = 0.0

@@ -80,9 +80,13 @@ final class Coalescer<Input: Sendable, Output: Sendable>: Sendable {
         }
     }
 
-    /// A flush within ``StoreError/deadline``: one stuck on a closed connection must not stop the queue for good.
+    /// How long a flush may take before it is given up (see ``withAbandoningTimeout(_:_:)``). Shorter than
+    /// ``StoreError/deadline``: every request waiting behind a stuck flush waits with it. A flush takes milliseconds.
+    static var flushDeadline: Duration { .seconds(10) }
+
+    /// A flush within ``flushDeadline``: one stuck on a closed connection must not stop the queue for long.
     private func guardedFlush(_ inputs: [Input]) async throws -> [Output] {
-        try await withAbandoningTimeout(StoreError.deadline) { try await self.flush(inputs) }
+        try await withAbandoningTimeout(Self.flushDeadline) { try await self.flush(inputs) }
     }
 
     private func flushAlone(_ request: Request) async {

@@ -50,15 +50,22 @@ public struct DatabaseURL: Sendable, CustomStringConvertible {
     /// The URL without its password, safe to log.
     public var description: String { "postgres://\(self.username)@\(self.host):\(self.port)/\(self.database)" }
 
-    /// Settings for a connection pool.
-    public func clientConfiguration() -> PostgresClient.Configuration {
+    /// Settings for a connection pool; with `statementTimeout`, PostgreSQL cancels any statement of its connections
+    /// that runs longer (`statement_timeout`, sent when each connection starts).
+    public func clientConfiguration(statementTimeout: Duration? = nil) -> PostgresClient.Configuration {
         let tls: PostgresClient.Configuration.TLS =
             switch self.tlsConfiguration {
             case nil: .disable
             case (let configuration, required: false)?: .prefer(configuration)
             case (let configuration, required: true)?: .require(configuration)
             }
-        return .init(host: self.host, port: self.port, username: self.username, password: self.password, database: self.database, tls: tls)
+        var configuration = PostgresClient.Configuration(
+            host: self.host, port: self.port, username: self.username, password: self.password, database: self.database, tls: tls)
+        if let statementTimeout {
+            let milliseconds = statementTimeout.components.seconds * 1000 + statementTimeout.components.attoseconds / 1_000_000_000_000_000
+            configuration.options.additionalStartupParameters = [("statement_timeout", "\(milliseconds)")]
+        }
+        return configuration
     }
 
     /// Settings for a single connection.
