@@ -4,7 +4,7 @@
 # and faults: the simulator answers 1% of requests 500, 1% 503 and 1% 429, sends GOAWAY every 500 streams and drops a
 # connection every 1,999; a third of the way in one worker is killed with SIGKILL (and started again); two thirds of
 # the way in PostgreSQL is restarted. Then it waits for the queue to empty and prints what happened to every push
-# answered 202, what was sent twice, and each process's memory (RSS) from the end of the first minute to the end.
+# answered 202, what was sent twice, and each process's memory (RSS) every minute, with its growth per hour.
 #
 #   bench/soak.sh [minutes=5] [registrations/s=100] [pushes/s=5] [names=20] [activities per name=500]
 #
@@ -87,22 +87,25 @@ PY
 load=$!
 pids+=($load)
 
-sleep 60
-declare -A first
-for process in api:$api w1:$w1 w2:$w2 apns-sim:$simulator; do first[${process%%:*}]=$(rss "${process#*:}"); done
-sleep $((seconds / 3 - 60 > 0 ? seconds / 3 - 60 : 0))
-echo "t=$((seconds / 3))s: worker w1 killed (SIGKILL) and started again"
-kill -9 "$w1"; wait "$w1" 2>/dev/null || true
-first[w1]=-1
-start_worker w1; w1=${pids[-1]}
-sleep $((seconds / 3))
-echo "t=$((2 * seconds / 3))s: PostgreSQL restarted"
-# pg_ctl restart starts the server again with the options it had.
-as_cluster_owner "$(postgres_bindir)/pg_ctl" -D "$work/pg" -w -s -m fast restart -l "$work/pg/server.log"
+# The faults at a third and two thirds of the run; each process's RSS every minute.
+samples="$work/rss.txt"
+for ((t = 0; t < seconds; t += 10)); do
+    if ((t == seconds / 3 / 10 * 10)); then
+        echo "t=${t}s: worker w1 killed (SIGKILL) and started again"
+        kill -9 "$w1"; wait "$w1" 2>/dev/null || true
+        start_worker w1; w1=${pids[-1]}
+    fi
+    if ((t == 2 * seconds / 3 / 10 * 10)); then
+        echo "t=${t}s: PostgreSQL restarted"
+        # pg_ctl restart starts the server again with the options it had.
+        as_cluster_owner "$(postgres_bindir)/pg_ctl" -D "$work/pg" -w -s -m fast restart -l "$work/pg/server.log"
+    fi
+    if ((t % 60 == 0 && t > 0)); then echo "$((t / 60)) $(rss $api) $(rss $w1) $(rss $w2) $(rss $simulator)" >>"$samples"; fi
+    sleep 10
+done
 wait "$load" || true
 kill "$devices" 2>/dev/null || true
-declare -A last
-for process in api:$api w1:$w1 w2:$w2 apns-sim:$simulator; do last[${process%%:*}]=$(rss "${process#*:}"); done
+echo "$minutes $(rss $api) $(rss $w1) $(rss $w2) $(rss $simulator)" >>"$samples"
 
 # Every accepted push finished (or two minutes passed).
 ids=$(awk '$1 == 202 {printf "%s'\''%s'\''", (n++ ? "," : ""), $2}' "$work/pushes.log")
@@ -131,12 +134,7 @@ SQL
 recorded=$(psql -tAq "$DATABASE_URL" -c "SELECT count(*) FROM delivery_outcomes WHERE status = 200")
 echo "APNs accepted $accepted_by_apns, workers recorded $recorded: $((accepted_by_apns - recorded)) sent and not recorded (resent)"
 echo
-printf '%-10s %12s %12s %14s\n' process "RSS at 1 min" "RSS at end" "growth MB/h"
-for process in api w1 w2 apns-sim; do
-    if [ "${first[$process]}" = -1 ]; then
-        printf '%-10s %12s %12s %14s\n' "$process" "restarted" "${last[$process]} MB" "-"
-    else
-        growth=$(python3 -c "print(round((${last[$process]} - ${first[$process]}) * 3600 / max(1, $seconds - 60), 1))")
-        printf '%-10s %12s %12s %14s\n' "$process" "${first[$process]} MB" "${last[$process]} MB" "$growth"
-    fi
-done
+echo "RSS in MB by minute (w1 was killed and started again at a third of the run):"
+printf '%6s %8s %8s %8s %8s\n' minute api w1 w2 apns-sim
+awk '{printf "%6s %8d %8d %8d %8d\n", $1, $2, $3, $4, $5}' "$samples"
+awk 'NR == 1 {a = $2; w = $4; s = $5; m = $1} END {if (NR > 1) printf "growth from minute %d, MB/h: api %.1f, w2 %.1f, apns-sim %.1f\n", m, ($2 - a) * 60 / ($1 - m), ($4 - w) * 60 / ($1 - m), ($5 - s) * 60 / ($1 - m)}' "$samples"

@@ -80,3 +80,21 @@ extension TestClientProtocol {
         }
     }
 }
+
+extension APIHarness {
+    /// Registers `channels` channels of the Scores app, then runs Python/`script` against the live API (`client`) with
+    /// `BLIMP_URL` (the API's address and `path`), `APP_KEY`, `APP_SECRET`, `MASTER_SECRET` and `CHANNEL_IDS` set.
+    func runPython(_ script: String, on client: any TestClientProtocol, channels: Int, path: String = "") async throws -> (status: Int32, output: String) {
+        let port = try #require(client.port)
+        var ids: [String] = []
+        for _ in 0..<channels { ids.append(try await ServerAPITests.register(client, self.scores)) }
+        let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Python/\(script)")
+        return try await ChildProcess.python(file.path, environment: [
+            "BLIMP_URL": "http://127.0.0.1:\(port)\(path)",
+            "APP_KEY": self.scores.app.appKey,
+            "APP_SECRET": self.scores.credentials.appSecret,
+            "MASTER_SECRET": self.scores.credentials.masterSecret,
+            "CHANNEL_IDS": ids.joined(separator: ","),
+        ])
+    }
+}

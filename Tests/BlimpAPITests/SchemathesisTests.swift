@@ -16,17 +16,7 @@ import Testing
         limits.channelCreations = .unlimited
         limits.channelCreationsPerAddress = .unlimited
         try await APIHarness.run(.live, publicURL: nil, limits: limits) { harness, client in
-            let port = try #require(client.port)
-            var ids: [String] = []
-            for _ in 0..<3 { ids.append(try await ServerAPITests.register(client, harness.scores)) }
-            let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Python/schemathesis_check.py")
-            let (status, text) = try await PythonScript.run(script.path, environment: [
-                "BLIMP_URL": "http://127.0.0.1:\(port)",
-                "APP_KEY": harness.scores.app.appKey,
-                "APP_SECRET": harness.scores.credentials.appSecret,
-                "MASTER_SECRET": harness.scores.credentials.masterSecret,
-                "CHANNEL_IDS": ids.joined(separator: ","),
-            ])
+            let (status, text) = try await harness.runPython("schemathesis_check.py", on: client, channels: 3)
             #expect(status == 0, "\(text.suffix(6000))")
             #expect(text.contains("no failures"), "\(text.suffix(2000))")
         }

@@ -1,4 +1,5 @@
 import Foundation
+import BlimpTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -21,19 +22,7 @@ enum ExternalTool {
 
     /// Runs `tool` to its end and returns its exit status and standard output (standard error appended).
     static func run(_ tool: String, _ arguments: [String]) async throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: try #require(self.path(of: tool), "\(tool) is not installed"))
-        process.arguments = arguments
-        let output = Pipe()
-        (process.standardInput, process.standardOutput, process.standardError) = (FileHandle.nullDevice, output, output)
-        try process.run()
-        return await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                let data = output.fileHandleForReading.readDataToEndOfFile()
-                process.waitUntilExit()
-                continuation.resume(returning: (process.terminationStatus, String(decoding: data, as: UTF8.self)))
-            }
-        }
+        try await ChildProcess.run(try #require(self.path(of: tool), "\(tool) is not installed"), arguments)
     }
 
     /// Starts a server; ``stop(_:)`` ends it.

@@ -1,4 +1,5 @@
 import Foundation
+import BlimpTestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -102,22 +103,9 @@ final class PostgresServer: @unchecked Sendable {
         return "/usr/lib/postgresql/\(newest)/bin/\(program)"
     }
 
-    /// Runs a program to its exit (as the postgres user with `asOwner`, when root); its status and output (stdout
-    /// and stderr together).
+    /// Runs a program to its exit (as the postgres user with `asOwner`, when root); its status and output.
     private static func run(_ path: String, _ arguments: [String], asOwner: Bool = false) async throws -> (status: Int32, output: String) {
-        let process = Process()
         let owned = asOwner && getuid() == 0
-        process.executableURL = URL(fileURLWithPath: owned ? "/usr/bin/setpriv" : path)
-        process.arguments = owned ? Self.asPostgres + [path] + arguments : arguments
-        let output = Pipe()
-        (process.standardInput, process.standardOutput, process.standardError) = (FileHandle.nullDevice, output, output)
-        try process.run()
-        return await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                let data = output.fileHandleForReading.readDataToEndOfFile()
-                process.waitUntilExit()
-                continuation.resume(returning: (process.terminationStatus, String(decoding: data, as: UTF8.self)))
-            }
-        }
+        return try await ChildProcess.run(owned ? "/usr/bin/setpriv" : path, owned ? Self.asPostgres + [path] + arguments : arguments)
     }
 }

@@ -36,7 +36,7 @@ public struct NonceLedger: Sendable {
 
     /// Records `nonce` for the app; `true` the first time, `false` when a request with it was accepted before.
     public func firstUse(appID: Int64, nonce: UUID, expiresAt: Date) async throws(StoreError) -> Bool {
-        try await StoreError.mapping { try await self.writes.submit(UsedNonce(key: .init(appID: appID, nonce: nonce), expiresAt: expiresAt)) }
+        try await StoreError.mapping(UsedNonce(key: .init(appID: appID, nonce: nonce), expiresAt: expiresAt), to: self.writes)
     }
 
     /// Deletes the nonces whose signatures have expired; returns how many.

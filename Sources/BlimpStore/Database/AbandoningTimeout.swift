@@ -1,6 +1,4 @@
 import BlimpCore
-import NIOCore
-import NIOPosix
 import Synchronization
 
 /// Runs `operation` in a task of its own and waits at most `duration` for it: past that, or when the caller is
@@ -11,6 +9,9 @@ import Synchronization
 /// promise of its own (`PostgresConnection.query`), so a query sent on a connection the server has just closed (a
 /// restart, a failover) is dropped and its `await` never returns, cancelled or not. A task group would wait for it
 /// forever; here the caller is freed and only the stuck task is left behind.
+///
+/// Deadlines are checked by one shared watch every tenth of a second, not a timer each: every store operation passes
+/// through here, tens of thousands a second.
 public func withAbandoningTimeout<T: Sendable>(
     _ duration: Duration,
     _ operation: @escaping @Sendable () async throws -> T
@@ -26,11 +27,11 @@ public func withAbandoningTimeout<T: Sendable>(
                     outcome.finish(.failure(error))
                 }
             }
-            let timer = MultiThreadedEventLoopGroup.singleton.any().scheduleTask(in: TimeAmount(duration)) {
+            let deadline = DeadlineWatch.shared.add(ContinuousClock.now + duration) {
                 if outcome.finish(.failure(TimeoutError(duration: duration))) { work.cancel() }
             }
             outcome.whenFinished {
-                timer.cancel()
+                DeadlineWatch.shared.remove(deadline)
                 work.cancel()
             }
         }
@@ -39,7 +40,7 @@ public func withAbandoningTimeout<T: Sendable>(
     }
 }
 
-/// The first of the operation's result, the timer and the caller's cancellation, delivered once.
+/// The first of the operation's result, its deadline and the caller's cancellation, delivered once.
 private final class Outcome<T: Sendable>: Sendable {
     private struct State {
         var continuation: CheckedContinuation<T, any Error>?
@@ -82,5 +83,55 @@ private final class Outcome<T: Sendable>: Sendable {
         continuation?.resume(with: result)
         cleanup?()
         return first
+    }
+}
+
+/// The deadlines of the operations under way, and one task that fires those past due every ``tick`` while any are
+/// pending.
+private final class DeadlineWatch: Sendable {
+    static let shared = DeadlineWatch()
+    static let tick: Duration = .milliseconds(100)
+
+    private struct State {
+        var pending: [UInt64: (at: ContinuousClock.Instant, fire: @Sendable () -> Void)] = [:]
+        var nextID: UInt64 = 0
+        var watching = false
+    }
+
+    private let state = Mutex(State())
+
+    /// Calls `fire` once `deadline` has passed, unless removed before; the id to remove it by.
+    func add(_ deadline: ContinuousClock.Instant, fire: @escaping @Sendable () -> Void) -> UInt64 {
+        let (id, starts) = self.state.withLock { state in
+            state.nextID += 1
+            state.pending[state.nextID] = (deadline, fire)
+            defer { state.watching = true }
+            return (state.nextID, !state.watching)
+        }
+        if starts { Task { await self.watch() } }
+        return id
+    }
+
+    func remove(_ id: UInt64) {
+        _ = self.state.withLock { $0.pending.removeValue(forKey: id) }
+    }
+
+    /// Fires what is due every tick, until nothing is pending.
+    private func watch() async {
+        while true {
+            try? await Task.sleep(for: Self.tick)
+            let now = ContinuousClock.now
+            let due = self.state.withLock { state -> [@Sendable () -> Void]? in
+                if state.pending.isEmpty {
+                    state.watching = false
+                    return nil
+                }
+                let due = state.pending.filter { $0.value.at <= now }
+                for id in due.keys { state.pending.removeValue(forKey: id) }
+                return due.values.map(\.fire)
+            }
+            guard let due else { return }
+            for fire in due { fire() }
+        }
     }
 }

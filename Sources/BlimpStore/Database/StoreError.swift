@@ -37,6 +37,18 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
         }
     }
 
+    /// Submits to a ``Coalescer``, turning database errors into ``StoreError``s. No deadline of its own: the flush
+    /// has one, and a waiting submission leaves when its caller is cancelled.
+    static func mapping<Input, Output>(
+        _ input: Input, to coalescer: Coalescer<Input, Output>
+    ) async throws(StoreError) -> Output {
+        do {
+            return try await coalescer.submit(input)
+        } catch {
+            throw Self.from(error)
+        }
+    }
+
     private static func from(_ error: any Error) -> StoreError {
         switch error {
         case let error as StoreError: error

@@ -31,7 +31,7 @@ public struct PushIntake: Sendable {
 
     /// Queues `submission`, or says why not.
     public func accept(_ submission: PushSubmission) async throws(StoreError) -> PushAcceptance {
-        try await StoreError.mapping { try await self.coalescer.submit(submission) }
+        try await StoreError.mapping(submission, to: self.coalescer)
     }
 
     /// Deletes idempotency keys older than ``idempotencyWindow`` (``Janitor`` calls it); returns how many went.

@@ -30,9 +30,7 @@ public struct ChannelStore: Sendable {
         appID: Int64
     ) async throws(StoreError) -> (channelID: UUID, created: Bool) {
         let channelID = UUID.random()
-        let created = try await StoreError.mapping {
-            try await self.writer.creations.submit(.init(registration, appID: appID, channelID: channelID))
-        }
+        let created = try await StoreError.mapping(.init(registration, appID: appID, channelID: channelID), to: self.writer.creations)
         if created { return (channelID, true) }
         // The push address is registered: that channel is this device's.
         guard let pushAddress = registration.pushAddress else {
@@ -119,7 +117,7 @@ public struct ChannelStore: Sendable {
                 let token = RegistrationWriter.ActivityToken(
                     appID: appID, channelID: channelID, name: name, activityID: activityID, token: token,
                     startedAt: startedAt.timeIntervalSince1970, actionMilliseconds: actionMilliseconds)
-                guard try await StoreError.mapping({ try await self.writer.activities.submit(token) }) else {
+                guard try await StoreError.mapping(token, to: self.writer.activities) else {
                     throw .notFound
                 }
                 continue
