@@ -97,6 +97,7 @@ public struct NamedUserStore: Sendable {
         let page = try await self.records(appID: appID, namedUserIDs: Array(ids.prefix(limit)), channelsFrom: nil)
         return (page.records, page.next ?? (ids.count > limit ? ids[limit] : nil))
     }
+
     /// Deletes the named users and uninstalls their channels.
     public func uninstall(namedUserIDs: [String], appID: Int64) async throws(StoreError) {
         try await StoreError.mapping {
@@ -133,7 +134,7 @@ public struct NamedUserStore: Sendable {
     ) async throws(StoreError) -> (records: [NamedUserRecord], next: String?) {
         guard !namedUserIDs.isEmpty else { return ([], nil) }
         let start = start ?? UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
-        let found = try await StoreError.mapping {
+        let (unfilled, channelIDs, next) = try await StoreError.mapping {
             try await self.client.withConnection { connection in
                 // Each named user's channels are counted up to one more than is listed: enough to know whether more
                 // follow, and no more work for a named user with a million.
@@ -170,6 +171,7 @@ public struct NamedUserStore: Sendable {
                         LATERAL (SELECT channel_id FROM channels
                                  WHERE app_id = \(appID) AND named_user_id = u.id AND channel_id >= \(start)
                                  ORDER BY channel_id LIMIT \(Self.maximumChannels + 1)) AS c
+                    ORDER BY c.channel_id
                     """,
                     logger: self.logger
                 )
@@ -181,8 +183,7 @@ public struct NamedUserStore: Sendable {
                 return (listed, channelIDs, next)
             }
         }
-        var listed = found.0
-        let (channelIDs, next) = (found.1, found.2)
+        var listed = unfilled
         let records = try await self.channels.records(appID: appID, channelIDs: channelIDs.values.flatMap { $0.prefix(Self.maximumChannels) })
         let byChannel = Dictionary(records.map { ($0.channelID, $0) }, uniquingKeysWith: { first, _ in first })
         for index in listed.indices {
