@@ -53,6 +53,9 @@ struct FanOut {
             let store = self.store, now = self.now(), reading = ahead
             async let following = store.targets(of: reading, limit: limit, now: now)
             let outcomes = await self.send(batch, of: push, counts: &push.counts)
+            let refusal = outcomes.lazy.compactMap({ $0.reason.map(APNsReason.init(rawValue:)) }).first(where: APNsReason.refusingTheApp.contains)
+            // APNs refusing the app fails the push, as it would every token: no parts are handed on to send more.
+            if refusal != nil { (ahead.through, split) = (push.through, []) }
             (push.cursor, push.through) = (ahead.cursor, ahead.through)
             guard try await self.store.record(
                 outcomes, of: push, split: split, worker: self.worker, now: self.now(), lease: self.configuration.lease)
@@ -60,8 +63,8 @@ struct FanOut {
                 _ = try? await following
                 return .abandoned
             }
-            // Recorded first, so the report shows what APNs answered; then the push fails, as every token would.
-            if let refusal = outcomes.lazy.compactMap({ $0.reason.map(APNsReason.init(rawValue:)) }).first(where: APNsReason.refusingTheApp.contains) {
+            // Recorded first, so the report shows what APNs answered; then the push fails.
+            if let refusal {
                 _ = try? await following
                 throw DispatchFailure.refused(refusal)
             }

@@ -27,7 +27,9 @@ struct DispatchHarness: Sendable {
             let (app, _) = try await TestApps.create(named: "Scores", in: database, serverKey: serverKey)
             let clock = TestClock(Date())
             let key = try await AppStore(client: database, logger: TestDatabase.logger).delivery(appID: app.id, serverKey: serverKey).key
-            try await SimulatorHarness.with(settings: settings) { simulator in
+            // Correctness, not speed: under the whole suite's load, APNs answers may take seconds, and a request timed
+            // out (no answer) would change what a test sees.
+            try await SimulatorHarness.with(settings: settings, clientConfiguration: { $0.requestTimeout = .seconds(30) }) { simulator in
                 simulator.apns.trust(key)
                 try await body(DispatchHarness(
                     database: database, app: app, serverKey: serverKey, simulator: simulator, clock: clock,
