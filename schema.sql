@@ -1,9 +1,11 @@
 -- Blimp's whole schema, in versions. `blimp migrate` applies each version once, in its own transaction,
 -- and records it in schema_migrations. Version 1 (up to the first `-- version N: name` line) is the
 -- schema from before versions were recorded: its statements are idempotent, so such a database takes it
--- again harmlessly. Every later version must be safe to apply while the previous release still serves:
--- add columns nullable or with a default, add CHECKs NOT VALID, and never drop or rename what the
--- previous release reads (remove it one release later).
+-- again harmlessly. A version marked `-- version N, no transaction: name` runs its statements one at a
+-- time instead (for CREATE INDEX CONCURRENTLY); they must be safe to run again after a failure midway.
+-- Every later version must be safe to apply while the previous release still serves: add columns
+-- nullable or with a default, add CHECKs NOT VALID, build indexes on large tables concurrently, and
+-- never drop or rename what the previous release reads (remove it one release later).
 --
 -- Every tenant row carries its app_id and every index on tenant rows leads with it, so one app's
 -- traffic never scans another's. Statements end with `;` at the end of a line and contain no
@@ -345,8 +347,10 @@ CREATE INDEX pushes_queued_by_acceptance ON pushes (app_id, accepted_at) WHERE s
 
 -- version 7: nonces of signed SDK requests
 -- A signed request is accepted once: its nonce is kept, per app, until its signature's window has passed (the
--- janitor deletes it then). Logged, not UNLOGGED: a crash must not make captured requests acceptable again.
-CREATE TABLE used_nonces (
+-- janitor deletes it then). UNLOGGED: written without WAL, which cost a fifth of registration's throughput with
+-- fsync on (bench/registration.sh, docs/performance.md). A crash or a failover to a standby empties it, so a request
+-- captured in the 24 hours before could be accepted once more; whoever has the app secret can sign anyway.
+CREATE UNLOGGED TABLE used_nonces (
     app_id     bigint NOT NULL,
     nonce      uuid NOT NULL,
     expires_at timestamptz NOT NULL,
