@@ -107,8 +107,11 @@ wait "$load" || true
 kill "$devices" 2>/dev/null || true
 echo "$minutes $(rss $api) $(rss $w1) $(rss $w2) $(rss $simulator)" >>"$samples"
 
-# Every accepted push finished (or two minutes passed).
-ids=$(awk '$1 == 202 {printf "%s'\''%s'\''", (n++ ? "," : ""), $2}' "$work/pushes.log")
+# Every accepted push finished (or two minutes passed). The ids go in a table: thousands of them would not fit one
+# command-line argument.
+awk '$1 == 202 {print $2}' "$work/pushes.log" >"$work/accepted.txt"
+psql -q "$DATABASE_URL" -c "CREATE TABLE soak_accepted (push_id uuid PRIMARY KEY)" -c "\copy soak_accepted FROM '$work/accepted.txt'"
+ids="SELECT push_id FROM soak_accepted"
 for _ in $(seq 240); do
     open=$(psql -tAq "$DATABASE_URL" -c "SELECT count(*) FROM pushes WHERE push_id IN ($ids) AND state NOT IN ('done', 'superseded', 'failed', 'cancelled')")
     [ "$open" = 0 ] && break
@@ -118,7 +121,7 @@ accepted_by_apns=$(curl -s "http://127.0.0.1:$admin_port/counters" | python3 -c 
 
 echo
 echo "push answers: $(awk '{print $1}' "$work/pushes.log" | sort | uniq -c | awk '{printf "%s %s  ", $2, $1}')"
-echo "registrations: $(tail -n 3 "$work/devices.log" | grep -o 'registered [0-9]*/[0-9]* devices' | tail -n 1)"
+echo "registrations: $(grep -o 'registered [0-9]*/[0-9]* devices' "$work/devices.log" | tail -n 1)"
 psql -q "$DATABASE_URL" <<SQL
 \pset footer off
 SELECT state AS "pushes answered 202", count(*) FROM pushes WHERE push_id IN ($ids) GROUP BY state ORDER BY state;
