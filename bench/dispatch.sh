@@ -18,23 +18,13 @@ singles=${4:-1000}
 command -v go >/dev/null || { apt-get install -y golang-go >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y golang-go >/dev/null; }; }
 peers=$(cd ../shared/bench/peers && pwd)
 source bench/setup.sh
-wait_for_port() { for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return; sleep 0.1; done; }
 auth="$(field app_key):$(field master_secret)"
 
-# Three distinct free ports, from the kernel.
-read -r sim_port admin_port api_port < <(python3 -c '
-import socket
-sockets = [socket.socket() for _ in range(3)]
-for s in sockets: s.bind(("127.0.0.1", 0))
-print(*[s.getsockname()[1] for s in sockets])')
-"$blimp" apns-sim --port "$sim_port" --admin-port "$admin_port" --state-dir "$work/sim" --trust-key "$kid:$team:$work/key.p8" \
-    >/dev/null 2>"$work/apns-sim.log" &
-pids+=($!)
+read -r sim_port admin_port api_port < <(loopback_ports 3)
+start_simulator "$sim_port" "$admin_port"
 start_api "$api_port"
-wait_for_port "$sim_port"
-BLIMP_APNS_URL="https://127.0.0.1:$sim_port" BLIMP_APNS_CA_FILE="$work/sim/ca.pem" "$blimp" worker --log-level warning &
-worker=$!
-pids+=($worker)
+start_worker "$sim_port"
+worker=${pids[-1]}
 (cd "$peers/go-apns-blast" && GOFLAGS=-mod=mod go build -o "$work/apns-blast" .)
 
 # seed NAME COUNT: COUNT channels, each tracking one active activity named NAME.

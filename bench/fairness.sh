@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 backlog=${1:-20000}
 source bench/setup.sh
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+port=$(loopback_ports 1)
 start_api "$port"
 other=$("$blimp" apps create --name other --bundle-id com.example.other --apns-key-file "$work/key.p8" \
     --apns-key-id $kid --apns-team-id $team --apns-environment sandbox)

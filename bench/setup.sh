@@ -1,7 +1,10 @@
 # Sourced by the bench scripts after they read their arguments: the release `blimp` (BLIMP=path overrides), a work
 # folder, a throwaway PostgreSQL with its default durability (fsync on), the schema, and one app, `bench`, whose
-# APNs key is "$work/key.p8" ($kid, $team); `field NAME` reads its credentials. `start_api PORT` runs `blimp api`
-# until the script ends. Processes added to `pids` are stopped, and the cluster removed, on exit.
+# APNs key is "$work/key.p8" ($kid, $team); `field NAME` reads its credentials. `start_api PORT` runs `blimp api`,
+# `start_simulator PORT ADMIN_PORT [FLAGS]` `blimp apns-sim` trusting that key, and `start_worker SIM_PORT [FLAGS]`
+# a `blimp worker` sending to it, each until the script ends; `loopback_ports N` prints N distinct free ports, and
+# `wait_for_port PORT` waits until something listens there. Processes added to `pids` are stopped, and the cluster
+# removed, on exit.
 source scripts/postgres.sh
 blimp=${BLIMP:-.build/release/blimp}
 [ -x "$blimp" ] || swift build -c release --product blimp
@@ -33,5 +36,32 @@ start_api() {
     pids+=($!)
     for _ in $(seq 100); do curl -sf "http://127.0.0.1:$1/ready" >/dev/null && break; sleep 0.1; done
 }
+
+start_simulator() {
+    local port=$1 admin_port=$2
+    shift 2
+    "$blimp" apns-sim --port "$port" --admin-port "$admin_port" --state-dir "$work/sim" --trust-key "$kid:$team:$work/key.p8" \
+        "$@" >/dev/null 2>>"$work/apns-sim.log" &
+    pids+=($!)
+    wait_for_port "$port"
+}
+
+start_worker() {
+    local port=$1
+    shift
+    BLIMP_APNS_URL="https://127.0.0.1:$port" BLIMP_APNS_CA_FILE="$work/sim/ca.pem" "$blimp" worker --log-level warning "$@" &
+    pids+=($!)
+}
+
+# Distinct free ports, from the kernel.
+loopback_ports() {
+    python3 -c '
+import socket, sys
+sockets = [socket.socket() for _ in range(int(sys.argv[1]))]
+for s in sockets: s.bind(("127.0.0.1", 0))
+print(*[s.getsockname()[1] for s in sockets])' "$1"
+}
+
+wait_for_port() { for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return; sleep 0.1; done; }
 
 postgres_line="PostgreSQL $("$(postgres_bindir)/postgres" --version | awk '{print $3}') with fsync on; $(nproc) cores"

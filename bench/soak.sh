@@ -19,29 +19,16 @@ pushes=${3:-5}
 names=${4:-20}
 per_name=${5:-500}
 source bench/setup.sh
-wait_for_port() { for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return; sleep 0.1; done; }
-read -r sim_port admin_port api_port < <(python3 -c '
-import socket
-sockets = [socket.socket() for _ in range(3)]
-for s in sockets: s.bind(("127.0.0.1", 0))
-print(*[s.getsockname()[1] for s in sockets])')
-
-"$blimp" apns-sim --port "$sim_port" --admin-port "$admin_port" --state-dir "$work/sim" --trust-key "$kid:$team:$work/key.p8" \
-    --go-away-every 500 --drop-every 1999 --log-level warning >/dev/null 2>"$work/apns-sim.log" &
-simulator=$!
-pids+=($simulator)
+read -r sim_port admin_port api_port < <(loopback_ports 3)
+start_simulator "$sim_port" "$admin_port" --go-away-every 500 --drop-every 1999 --log-level warning
+simulator=${pids[-1]}
 start_api "$api_port"
 api=${pids[-1]}
 wait_for_port "$admin_port"
 curl -sf -X PUT "http://127.0.0.1:$admin_port/faults" \
     -d '{"internal_server_error_fraction": 0.01, "service_unavailable_fraction": 0.01, "too_many_requests_fraction": 0.01}' >/dev/null
-start_worker() {
-    BLIMP_APNS_URL="https://127.0.0.1:$sim_port" BLIMP_APNS_CA_FILE="$work/sim/ca.pem" \
-        "$blimp" worker --name "$1" --log-level warning 2>>"$work/$1.log" &
-    pids+=($!)
-}
-start_worker w1; w1=${pids[-1]}
-start_worker w2; w2=${pids[-1]}
+start_worker "$sim_port" --name w1 2>>"$work/w1.log"; w1=${pids[-1]}
+start_worker "$sim_port" --name w2 2>>"$work/w2.log"; w2=${pids[-1]}
 
 # The names' activities, seeded with SQL; registrations add channels tracking "name-0" as they go.
 psql -q "$DATABASE_URL" <<SQL
@@ -93,7 +80,7 @@ for ((t = 0; t < seconds; t += 10)); do
     if ((t == seconds / 3 / 10 * 10)); then
         echo "t=${t}s: worker w1 killed (SIGKILL) and started again"
         kill -9 "$w1"; wait "$w1" 2>/dev/null || true
-        start_worker w1; w1=${pids[-1]}
+        start_worker "$sim_port" --name w1 2>>"$work/w1.log"; w1=${pids[-1]}
     fi
     if ((t == 2 * seconds / 3 / 10 * 10)); then
         echo "t=${t}s: PostgreSQL restarted"

@@ -148,6 +148,7 @@ import Testing
         BadRequest(method: .put, path: "/api/channels/CHANNEL", body: #"{"channel": {"timezone": "Europe/Berlin\u0000"}}"#),
         BadRequest(method: .post, path: "/api/channels/tags", body: #"{"audience": {"ios_channel": "CHANNEL"}, "add": {"g": ["\u0000"]}}"#),
         BadRequest(method: .get, path: "/api/named_users?start=a%00b", body: ""),
+        BadRequest(method: .get, path: "/api/named_users?id=u&start=not-a-channel", body: ""),
         BadRequest(method: .put, path: "/api/channels/sdk/batch/CHANNEL?platform=android", body: "{}"),
         BadRequest(method: .post, path: "/api/channels/tags", body: #"{"audience": {}, "add": {"g": ["t"]}}"#),
         BadRequest(method: .post, path: "/api/channels/tags", body: #"{"audience": {"ios_channel": "nope"}, "add": {"g": ["t"]}}"#),

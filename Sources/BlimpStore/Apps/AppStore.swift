@@ -219,9 +219,8 @@ public struct AppStore: Sendable {
         }
     }
 
-    /// Runs `body`, turning database errors into ``AppStoreError``s that name no secret.
-    /// Runs `body` within ``StoreError/deadline`` (as every store operation), turning its errors into
-    /// ``AppStoreError``s.
+    /// Runs `body` within ``StoreError/deadline`` (as every store operation), turning database errors into
+    /// ``AppStoreError``s that name no secret.
     private func mapErrors<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws(AppStoreError) -> T {
         do {
             return try await withAbandoningTimeout(StoreError.deadline, body)
