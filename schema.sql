@@ -367,3 +367,13 @@ DROP INDEX CONCURRENTLY IF EXISTS channels_by_named_user_and_id;
 CREATE INDEX CONCURRENTLY channels_by_named_user_and_id
     ON channels (app_id, named_user_id, channel_id) WHERE named_user_id IS NOT NULL;
 DROP INDEX CONCURRENTLY IF EXISTS channels_by_named_user;
+
+-- version 9: app secret rotation with an overlap
+-- The app secret ships inside every installed app, so a new one cannot replace it at once: the previous secret (its
+-- digest, and sealed, since the SDK signs with it) stays valid until previous_app_secret_expires_at, so that apps
+-- have time to update. NULL when the secret was never rotated or the overlap was zero.
+ALTER TABLE apps ADD COLUMN previous_app_secret_sha256 bytea;
+ALTER TABLE apps ADD COLUMN previous_app_secret_sealed bytea;
+ALTER TABLE apps ADD COLUMN previous_app_secret_expires_at timestamptz;
+ALTER TABLE apps ADD CONSTRAINT apps_previous_app_secret
+    CHECK ((previous_app_secret_sha256 IS NULL) = (previous_app_secret_expires_at IS NULL)) NOT VALID;
