@@ -21,6 +21,7 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.0"),
+        .package(url: "https://github.com/hummingbird-project/swift-mustache.git", from: "2.0.0"),
     ],
     targets: [
         // The Airship / APNs model and policies: pure logic, no I/O.
@@ -44,10 +45,22 @@ let package = Package(
             ],
             resources: [.embedInCode("schema.sql")]
         ),
-        // The HTTP API (Hummingbird 2).
+        // The web console under /console: server-rendered pages for marketers and admins (Mustache).
+        .target(
+            name: "BlimpConsole",
+            dependencies: [
+                "BlimpCore",
+                "BlimpStore",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Mustache", package: "swift-mustache"),
+            ]
+        ),
+        // The HTTP API (Hummingbird 2), and the console beside it.
         .target(
             name: "BlimpAPI",
             dependencies: [
+                "BlimpConsole",
                 "BlimpCore",
                 "BlimpStore",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -200,7 +213,9 @@ let package = Package(
                 "BlimpTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
-            ]
+            ],
+            // The console's browser test (Selenium), run as a process from the source tree.
+            exclude: ["Python"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -377,3 +377,49 @@ ALTER TABLE apps ADD COLUMN previous_app_secret_sealed bytea;
 ALTER TABLE apps ADD COLUMN previous_app_secret_expires_at timestamptz;
 ALTER TABLE apps ADD CONSTRAINT apps_previous_app_secret
     CHECK ((previous_app_secret_sha256 IS NULL) = (previous_app_secret_expires_at IS NULL)) NOT VALID;
+
+-- version 10: the console's sessions and rollups
+-- Console sessions, shared by every API replica: the SHA-256 digest of the cookie's token, the app the session may
+-- see (NULL: the deployment admin, who sees every app) and its CSRF token. Logging out deletes the row.
+CREATE TABLE console_sessions (
+    token_sha256 bytea PRIMARY KEY,
+    app_id       bigint REFERENCES apps (id) ON DELETE CASCADE,
+    csrf_token   text NOT NULL,
+    created_at   timestamptz NOT NULL DEFAULT now(),
+    expires_at   timestamptz NOT NULL
+);
+CREATE INDEX console_sessions_by_app ON console_sessions (app_id);
+CREATE INDEX console_sessions_by_expiry ON console_sessions (expires_at);
+-- APNs sends per minute by status, for the console's chart: workers add one row per status with each checkpoint's
+-- outcomes, so no row is written by two workers at once; the janitor deletes rows over two hours old.
+CREATE TABLE send_tallies (
+    app_id bigint NOT NULL,
+    minute timestamptz NOT NULL,
+    status smallint NOT NULL,
+    sends  integer NOT NULL
+);
+CREATE INDEX send_tallies_by_minute ON send_tallies (app_id, minute);
+-- Counts the console shows that would read a million rows per page: refreshed by the janitor once a minute.
+CREATE TABLE app_rollups (
+    app_id      bigint PRIMARY KEY,
+    channels    bigint NOT NULL,
+    opted_in    bigint NOT NULL,
+    computed_at timestamptz NOT NULL
+);
+-- Per Live Activity name: channels whose activity is active (updatable), ended, or expired (active, but started
+-- more than 8 hours ago: iOS ended it).
+CREATE TABLE activity_name_rollups (
+    app_id      bigint NOT NULL,
+    name        text NOT NULL,
+    active      bigint NOT NULL,
+    ended       bigint NOT NULL,
+    expired     bigint NOT NULL,
+    computed_at timestamptz NOT NULL,
+    PRIMARY KEY (app_id, name)
+);
+
+-- version 11, no transaction: a Live Activity name's pushes, newest first
+-- The console's timeline of a name (finished pushes included), a range of this index however long the history.
+DROP INDEX CONCURRENTLY IF EXISTS pushes_by_activity_name_and_acceptance;
+CREATE INDEX CONCURRENTLY pushes_by_activity_name_and_acceptance
+    ON pushes (app_id, activity_name, accepted_at DESC) WHERE activity_name IS NOT NULL;

@@ -1,3 +1,4 @@
+import BlimpConsole
 import BlimpCore
 import BlimpStore
 import Foundation
@@ -13,15 +14,19 @@ public struct APIConfiguration: Sendable {
     public var publicURL: String?
     /// Rate limits and timeouts.
     public var limits: APILimits
+    /// The deployment admin's token for the console (`BLIMP_ADMIN_TOKEN`); `nil`: apps sign in only.
+    public var adminToken: String?
     /// The clock; tests inject their own.
     public var now: @Sendable () -> Date
 
     public init(
-        serverKey: ServerKey, publicURL: String? = nil, limits: APILimits = APILimits(), now: @escaping @Sendable () -> Date = Date.init
+        serverKey: ServerKey, publicURL: String? = nil, limits: APILimits = APILimits(), adminToken: String? = nil,
+        now: @escaping @Sendable () -> Date = Date.init
     ) {
         self.serverKey = serverKey
         self.publicURL = publicURL
         self.limits = limits
+        self.adminToken = adminToken
         self.now = now
     }
 }
@@ -30,7 +35,8 @@ public struct APIConfiguration: Sendable {
 ///
 /// The application is a `Service`; the caller runs it in a `ServiceGroup` after the `PostgresClient` it uses.
 public enum APIServer {
-    /// The router with every route: health, the device API the Airship SDK calls, the server API and the Push API.
+    /// The router with every route: health, the device API the Airship SDK calls, the server API, the Push API and the
+    /// console.
     public static func buildRouter(
         database: PostgresClient,
         configuration: APIConfiguration,
@@ -71,6 +77,11 @@ public enum APIServer {
             publicURL: publicURL,
             now: configuration.now
         ).addRoutes(to: api)
+        Console(
+            configuration: ConsoleConfiguration(
+                adminToken: configuration.adminToken, secureCookies: configuration.publicURL?.lowercased().hasPrefix("https://") ?? false),
+            database: database, serverKey: configuration.serverKey, logger: logger, now: configuration.now
+        ).addRoutes(to: router)
         return router
     }
 

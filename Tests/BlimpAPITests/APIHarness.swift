@@ -17,6 +17,8 @@ struct APIHarness {
     let orders: (app: App, credentials: AppCredentials)
     let clock: TestClock
     let database: PostgresClient
+    /// The `BLIMP_SECRET_KEY` the API runs with, for tests that change an app's sealed secrets.
+    let serverKey: ServerKey
 
     static let publicURL = "https://push.example.com"
 
@@ -24,6 +26,7 @@ struct APIHarness {
         _ mode: TestingSetup = .router,
         publicURL: String? = Self.publicURL,
         limits: APILimits = APILimits(),
+        adminToken: String? = nil,
         _ body: @escaping @Sendable (APIHarness, any TestClientProtocol) async throws -> Void
     ) async throws {
         try await TestDatabase.withFreshDatabase { _, database in
@@ -32,9 +35,11 @@ struct APIHarness {
                 scores: try await TestApps.create(named: "Scores", in: database, serverKey: serverKey),
                 orders: try await TestApps.create(named: "Orders", in: database, serverKey: serverKey),
                 clock: TestClock(Date()),
-                database: database
+                database: database,
+                serverKey: serverKey
             )
-            let configuration = APIConfiguration(serverKey: serverKey, publicURL: publicURL, limits: limits, now: { harness.clock.now })
+            let configuration = APIConfiguration(
+                serverKey: serverKey, publicURL: publicURL, limits: limits, adminToken: adminToken, now: { harness.clock.now })
             let app = Application(
                 router: APIServer.buildRouter(database: database, configuration: configuration, logger: TestDatabase.logger)
             )

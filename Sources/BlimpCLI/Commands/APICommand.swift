@@ -27,7 +27,8 @@ struct APICommand: AsyncParsableCommand {
 }
 
 /// The API process's services: the database clients, which must run first, the API, and the janitor that deletes
-/// expired Live Activities, idempotency keys, old delivery outcomes and nonces.
+/// expired Live Activities, idempotency keys, old delivery outcomes, nonces, console sessions and send tallies, and
+/// refreshes the console's rollups.
 struct APIServices {
     let database: PostgresClient
     let janitorDatabase: PostgresClient
@@ -47,7 +48,8 @@ extension ListenOptions {
         var janitorConfiguration = url.clientConfiguration()
         janitorConfiguration.options.maximumConnections = 1
         let janitorDatabase = PostgresClient(configuration: janitorConfiguration, backgroundLogger: logger)
-        let configuration = APIConfiguration(serverKey: serverKey, publicURL: self.publicURL, limits: limits)
+        let configuration = APIConfiguration(
+            serverKey: serverKey, publicURL: self.publicURL, limits: limits, adminToken: self.adminToken)
         let api = APIServer.buildApplication(
             host: self.host,
             port: self.port,
@@ -59,12 +61,17 @@ extension ListenOptions {
         let intake = PushIntake(client: janitorDatabase, logger: logger)
         let dispatch = DispatchStore(client: janitorDatabase, logger: logger)
         let nonces = NonceLedger(client: janitorDatabase, logger: logger)
+        let sessions = ConsoleSessions(client: janitorDatabase, logger: logger)
+        let console = ConsoleStore(client: janitorDatabase, logger: logger)
         let janitor = Janitor(
             [
                 .init("expired live activities") { try await channels.deleteExpiredActivities() },
                 .init("expired idempotency keys") { try await intake.deleteExpiredKeys() },
                 .init("old delivery outcomes") { try await dispatch.trimOutcomes(now: Date()) },
                 .init("expired nonces") { try await nonces.deleteExpired() },
+                .init("expired console sessions") { try await sessions.deleteExpired() },
+                .init("old send tallies") { try await console.deleteOldTallies(now: Date()) },
+                .init("console rollups", verb: "refreshed") { try await console.refreshRollups(now: Date()) },
             ],
             logger: logger
         )

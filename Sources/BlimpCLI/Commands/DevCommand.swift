@@ -79,6 +79,7 @@ struct DevCommand: AsyncParsableCommand {
 
             Blimp is running (Ctrl-C stops it).
               API            \(base)
+              Console        \(base)/console (sign in with the app key and master secret\(self.listen.adminToken == nil ? "" : ", or BLIMP_ADMIN_TOKEN"))
               Demo app       \(demo.name) (\(demo.bundleID)), credentials in \(self.stateDir)/demo-app.json
               App key        \(demo.appKey)
               App secret     \(demo.appSecret)

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 
-/// `--host`, `--port` and `--public-url` for the HTTP API.
+/// `--host`, `--port`, `--public-url` and the console's admin token for the HTTP API.
 struct ListenOptions: ParsableArguments {
     @Option(help: "The address the API listens on.") var host = "127.0.0.1"
     @Option(help: "The port the API listens on.") var port = 8080
@@ -16,4 +16,11 @@ struct ListenOptions: ParsableArguments {
 
     /// `--public-url`, else `BLIMP_PUBLIC_URL`.
     var publicURL: String? { self.publicURLFlag ?? ProcessInfo.processInfo.environment["BLIMP_PUBLIC_URL"] }
+
+    /// `BLIMP_ADMIN_TOKEN`: signs the deployment admin in to the console (every app, and app management). Read from the
+    /// environment only, so that it stays out of process listings; unset or empty turns admin sign-in off.
+    var adminToken: String? {
+        guard let token = ProcessInfo.processInfo.environment["BLIMP_ADMIN_TOKEN"], !token.isEmpty else { return nil }
+        return token
+    }
 }

@@ -1,16 +1,19 @@
 import Logging
 import ServiceLifecycle
 
-/// Deletes rows past their lifetime once a minute, until shutdown, so that tables stay as small as what is alive:
-/// each chore is one delete that returns how many rows went.
+/// Deletes rows past their lifetime once a minute, until shutdown, so that tables stay as small as what is alive, and
+/// refreshes rollups: each chore is one statement that returns how many rows it touched.
 public struct Janitor: Service {
-    /// One kind of expired row and the delete that removes it.
+    /// One kind of expired row and the delete that removes it (or a rollup and its refresh).
     public struct Chore: Sendable {
         let what: String
+        /// What the log says was done to the rows: `deleted`, `refreshed`.
+        let verb: String
         let delete: @Sendable () async throws -> Int
 
-        public init(_ what: String, _ delete: @escaping @Sendable () async throws -> Int) {
+        public init(_ what: String, verb: String = "deleted", _ delete: @escaping @Sendable () async throws -> Int) {
             self.what = what
+            self.verb = verb
             self.delete = delete
         }
     }
@@ -33,9 +36,9 @@ public struct Janitor: Service {
                 guard !Task.isShuttingDownGracefully, !Task.isCancelled else { return }
                 do {
                     let deleted = try await chore.delete()
-                    if deleted > 0 { self.logger.info("\(chore.what) deleted", metadata: ["count": "\(deleted)"]) }
+                    if deleted > 0 { self.logger.info("\(chore.what) \(chore.verb)", metadata: ["count": "\(deleted)"]) }
                 } catch {
-                    self.logger.warning("\(chore.what) not deleted", metadata: ["error": "\(error)"])
+                    self.logger.warning("\(chore.what) not \(chore.verb)", metadata: ["error": "\(error)"])
                 }
             }
         }

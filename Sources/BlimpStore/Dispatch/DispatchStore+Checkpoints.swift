@@ -88,6 +88,15 @@ extension DispatchStore {
                              AS r (token, channel_id, status, reason, apns_id, priority)
                         """,
                         logger: self.logger)
+                    // The console's sends per minute: a row per status, never updated, so workers never wait on each other.
+                    let tallies = Dictionary(outcomes.map { (Int16($0.status), Int32(1)) }, uniquingKeysWith: +)
+                    try await connection.query(
+                        """
+                        INSERT INTO send_tallies (app_id, minute, status, sends)
+                        SELECT \(push.appID), date_trunc('minute', \(now)::timestamptz), status, sends
+                        FROM unnest(\(Array(tallies.keys))::smallint[], \(Array(tallies.values))::integer[]) AS r (status, sends)
+                        """,
+                        logger: self.logger)
                 }
                 if !pruned.isEmpty { try await Self.prune(pruned, of: push, on: connection, logger: self.logger) }
                 if case .liveActivity(.end, let name, _) = push.kind, !ended.isEmpty {

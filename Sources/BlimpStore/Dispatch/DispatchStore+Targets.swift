@@ -34,24 +34,45 @@ extension DispatchStore {
         }
     }
 
+    /// How many targets a push of `kind` to `audience` would have now: the console's preview of a push's reach.
+    public func reach(
+        appID: Int64, kind: ClaimedPush.Kind, audience: Audience, priority: Int, now: Date
+    ) async throws(StoreError) -> Int {
+        var (query, _) = Self.targetQuery(
+            appID: appID, kind: kind, audience: audience, priority: priority, range: ChannelIDRange.all, now: now)
+        query.sql = "SELECT count(*)::int FROM (SELECT \(query.sql)) AS reached"
+        return try await StoreError.mapping { [query] in
+            try await self.client.query(query, logger: self.logger).decode(Int.self).array().first ?? 0
+        }
+    }
+
     /// The part's targets after its cursor as a query to put after `SELECT`, and the column they are ordered by.
     private static func targetQuery(of push: ClaimedPush, now: Date) -> (PostgresQuery, order: String) {
+        Self.targetQuery(
+            appID: push.appID, kind: push.kind, audience: push.audience, priority: push.priority,
+            range: ChannelIDRange(after: push.cursor, through: push.through), now: now)
+    }
+
+    /// The targets of a push in `range` (after, through] as a query to put after `SELECT`, and their order.
+    private static func targetQuery(
+        appID: Int64, kind: ClaimedPush.Kind, audience: Audience, priority: Int, range: ChannelIDRange, now: Date
+    ) -> (PostgresQuery, order: String) {
         // $1 to $3 are shared; each kind binds what its query reads after them.
         var bindings = PostgresBindings()
-        bindings.append(push.appID)
-        bindings.append(push.cursor)
-        bindings.append(push.through)
+        bindings.append(appID)
+        bindings.append(range.after)
+        bindings.append(range.through)
         let hourAgo = now.addingTimeInterval(-3600)
         let updatable = now.addingTimeInterval(-LiveActivityLifetime.updatable)
         let sql: String
         let order: String
-        switch push.kind {
+        switch kind {
         case .liveActivity(.start, let name, let attributesType):
             bindings.append(attributesType ?? "")
             bindings.append(name)
             bindings.append(updatable)
             bindings.append(hourAgo)
-            let filter = AudienceFilter(push.audience, channel: "s.channel_id", appID: push.appID, after: bindings)
+            let filter = AudienceFilter(audience, channel: "s.channel_id", appID: appID, after: bindings)
             bindings = filter.bindings
             order = "s.channel_id"
             sql = """
@@ -69,14 +90,14 @@ extension DispatchStore {
             bindings.append(updatable)
             // Priority-10 sends in the last hour matter only to a push that asks for priority 10.
             var recentPriority10 = "0"
-            if push.priority == 10 {
+            if priority == 10 {
                 bindings.append(hourAgo)
                 recentPriority10 = """
                     (SELECT count(*)::int FROM delivery_outcomes o WHERE o.app_id = $1 AND o.channel_id = la.channel_id AND o.token = la.token
                      AND o.priority = 10 AND o.status = 200 AND o.sent_at > $6)
                     """
             }
-            let filter = AudienceFilter(push.audience, channel: "la.channel_id", appID: push.appID, after: bindings)
+            let filter = AudienceFilter(audience, channel: "la.channel_id", appID: appID, after: bindings)
             bindings = filter.bindings
             order = "la.channel_id"
             sql = """
@@ -87,7 +108,7 @@ extension DispatchStore {
                   AND c.channel_id > $2 AND c.channel_id <= $3 AND \(filter.sql)
                 """
         case .alert:
-            let filter = AudienceFilter(push.audience, channel: "c.channel_id", appID: push.appID, after: bindings)
+            let filter = AudienceFilter(audience, channel: "c.channel_id", appID: appID, after: bindings)
             bindings = filter.bindings
             order = "c.channel_id"
             sql = """

@@ -43,6 +43,15 @@ public struct PushReports: Sendable {
         return (Array(reports.prefix(limit)), reports.count > limit ? reports.last?.pushID : nil)
     }
 
+    /// The newest `limit` pushes of a Live Activity name, newest first.
+    public func timeline(name: String, appID: Int64, limit: Int) async throws(StoreError) -> [PushReport] {
+        try await self.fetch(
+            """
+            SELECT \(unescaped: Self.columns) FROM pushes WHERE app_id = \(appID) AND activity_name = \(name)
+            ORDER BY accepted_at DESC LIMIT \(limit)
+            """)
+    }
+
     /// A push being sent counts what its parts have so far; a finished one has its final counts.
     private static let columns = """
         push_id, operation_id, state, failure_reason, kind, event, activity_name, aps_timestamp, attributes_type, priority,

@@ -1,0 +1,76 @@
+import BlimpCore
+import BlimpStore
+import Foundation
+import Hummingbird
+
+/// A signed-in person: their session, and the cookie's token that names it.
+struct SignedIn: Sendable {
+    let session: ConsoleSession
+    let token: String
+}
+
+/// The app a page is about, with whoever is looking at it (its own session, or the admin's).
+struct AppScope: Sendable {
+    let user: SignedIn
+    let app: App
+}
+
+/// Admits console requests: finds the session behind the cookie, scopes app pages to the session's app, and checks
+/// every form's CSRF token.
+struct ConsoleGate: Sendable {
+    let sessions: ConsoleSessions
+    let apps: AppStore
+    let secureCookies: Bool
+    let now: @Sendable () -> Date
+
+    static let sessionCookie = "blimp_session"
+
+    /// The signed-in person, or ``ConsoleError/signIn``.
+    func signedIn(_ request: Request) async throws -> SignedIn {
+        guard let token = request.cookies[Self.sessionCookie]?.value, token.utf8.count == 2 * RandomToken.length else {
+            throw ConsoleError.signIn
+        }
+        let session: ConsoleSession?
+        do { session = try await self.sessions.find(token: token, now: self.now()) } catch { throw ConsoleError.from(error) }
+        guard let session else { throw ConsoleError.signIn }
+        return SignedIn(session: session, token: token)
+    }
+
+    /// The deployment admin, or ``ConsoleError/notFound`` for an app's session.
+    func admin(_ request: Request) async throws -> SignedIn {
+        let user = try await self.signedIn(request)
+        guard user.session.isAdmin else { throw ConsoleError.notFound }
+        return user
+    }
+
+    /// The app named by the path's `app` key, which an app's session may open only for itself.
+    func scope(_ request: Request, _ context: some RequestContext) async throws -> AppScope {
+        let user = try await self.signedIn(request)
+        guard let key = context.parameters.get("app"), RandomToken.isWellFormed(key) else { throw ConsoleError.notFound }
+        let app: App?
+        do { app = try await self.apps.find(appKey: key) } catch { throw ConsoleError.unavailable }
+        guard let app, user.session.isAdmin || user.session.appID == app.id else { throw ConsoleError.notFound }
+        return AppScope(user: user, app: app)
+    }
+
+    /// The form's fields, once its CSRF token is the session's.
+    func form(_ request: Request, of user: SignedIn) async throws -> FormFields {
+        let form = try await FormFields(body: request)
+        guard let token = form["csrf"], ConstantTime.equal(Array(token.utf8), Array(user.session.csrfToken.utf8)) else {
+            throw ConsoleError.staleForm
+        }
+        return form
+    }
+
+    /// The cookie that carries a new session's token.
+    func cookie(for token: String, session: ConsoleSession) -> Cookie {
+        Cookie(
+            name: Self.sessionCookie, value: token, expires: session.expiresAt, path: "/console", secure: self.secureCookies,
+            httpOnly: true, sameSite: .strict)
+    }
+
+    /// A cookie that makes the browser forget `name`.
+    func expired(_ name: String) -> Cookie {
+        Cookie(name: name, value: "", maxAge: 0, path: "/console", secure: self.secureCookies, httpOnly: true, sameSite: .strict)
+    }
+}

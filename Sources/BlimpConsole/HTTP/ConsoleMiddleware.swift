@@ -1,0 +1,42 @@
+import HTTPTypes
+import Hummingbird
+import Logging
+
+/// Answers every console request's failure with a page (or, for a missing session, a redirect to sign in), and sets
+/// the headers that keep pages from being framed, sniffed or given outside scripts.
+struct ConsoleMiddleware<Context: RequestContext>: RouterMiddleware {
+    let renderer: PageRenderer
+
+    static var securityHeaders: HTTPFields {
+        [
+            .contentSecurityPolicy:
+                "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+                + "form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+            HTTPField.Name("X-Content-Type-Options")!: "nosniff",
+            HTTPField.Name("Referrer-Policy")!: "same-origin",
+            HTTPField.Name("X-Frame-Options")!: "DENY",
+        ]
+    }
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        var response: Response
+        do {
+            response = try await next(request, context)
+        } catch let error as ConsoleError {
+            response = self.answer(error)
+        } catch let error as HTTPResponseError where error.status == .notFound {
+            response = self.answer(.notFound)
+        } catch {
+            context.logger.error("console request failed", metadata: ["error": "\(error)"])
+            response = self.answer(.unavailable)
+        }
+        for field in Self.securityHeaders { response.headers.append(field) }
+        return response
+    }
+
+    private func answer(_ error: ConsoleError) -> Response {
+        if case .signIn = error { return PageRenderer.redirect(to: "/console/login") }
+        let view = MessagePage.View(heading: error.status.reasonPhrase, message: error.message, signIn: false)
+        return self.renderer.page("message", title: error.status.reasonPhrase, nav: nil, view, status: error.status)
+    }
+}

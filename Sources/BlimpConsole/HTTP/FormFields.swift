@@ -1,0 +1,44 @@
+import Foundation
+import Hummingbird
+
+/// The fields of an `application/x-www-form-urlencoded` body or query string.
+struct FormFields: Sendable {
+    private var values: [String: String] = [:]
+
+    /// The largest form body the console reads (an APNs key and a content state fit many times over).
+    static let maximumBody = 256 * 1024
+
+    init(encoded: Substring) {
+        for pair in encoded.split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard let name = Self.decode(parts[0]), self.values[name] == nil else { continue }
+            self.values[name] = parts.count > 1 ? Self.decode(parts[1]) ?? "" : ""
+        }
+    }
+
+    /// The request's form body.
+    init(body request: Request) async throws {
+        guard let buffer = try? await request.body.collect(upTo: Self.maximumBody) else {
+            throw ConsoleError.badRequest("The form is larger than \(Self.maximumBody / 1024) KB.")
+        }
+        self.init(encoded: Substring(String(buffer: buffer)))
+    }
+
+    /// The request's query string.
+    init(query request: Request) {
+        self.init(encoded: Substring(request.uri.query ?? ""))
+    }
+
+    /// The field's value, with surrounding white space trimmed; `nil` when absent or empty.
+    subscript(_ name: String) -> String? {
+        guard let value = self.values[name]?.trimmingCharacters(in: .whitespacesAndNewlines), !value.isEmpty else { return nil }
+        return value
+    }
+
+    /// The field exactly as sent (a JSON text or a PEM key keeps its lines).
+    func raw(_ name: String) -> String? { self.values[name] }
+
+    private static func decode(_ text: Substring) -> String? {
+        String(text).replacingOccurrences(of: "+", with: " ").removingPercentEncoding
+    }
+}

@@ -1,0 +1,221 @@
+import BlimpCore
+import BlimpStore
+import Foundation
+import Hummingbird
+
+/// The marketer's page: start, update or end a Live Activity by name for an audience of tags, named users and channels.
+/// Preview shows the exact APNs payload, its size against APNs's limit and how many tokens the audience reaches now;
+/// sending queues it as `POST /api/push` would and lands on the push's live report.
+struct ComposePage: Sendable {
+    let gate: ConsoleGate
+    let intake: PushIntake
+    let dispatch: DispatchStore
+    let renderer: PageRenderer
+
+    struct View: Sendable {
+        struct Option: Sendable { let value: String, label: String, selected: Bool }
+        struct Row: Sendable {
+            let index: Int
+            let kinds: [Option]
+            let group: String
+            let value: String
+        }
+        struct Errors: Sendable {
+            let form, event, name, contentState, alertTitle, attributesType, attributes, priority, staleDate, dismissalDate,
+                relevanceScore, audience: String?
+
+            init(_ errors: [String: String]) {
+                (self.form, self.event, self.name, self.contentState) = (errors["form"], errors["event"], errors["name"], errors["content_state"])
+                (self.alertTitle, self.attributesType, self.attributes) = (errors["alert_title"], errors["attributes_type"], errors["attributes"])
+                (self.priority, self.staleDate, self.dismissalDate) = (errors["priority"], errors["stale_date"], errors["dismissal_date"])
+                (self.relevanceScore, self.audience) = (errors["relevance_score"], errors["audience"])
+            }
+        }
+        struct Preview: Sendable {
+            let payload: String
+            let size: Int
+            let limit: Int
+            let fits: Bool
+            let reach: String
+            let pushType: String
+            let priority: Int
+        }
+
+        let action: String
+        let events: [Option]
+        let priorities: [Option]
+        let matches: [Option]
+        let form: ComposeForm
+        let include: [Row]
+        let exclude: [Row]
+        let errors: Errors
+        let hasErrors: Bool
+        let preview: Preview?
+    }
+
+    func addRoutes(to router: RouterGroup<some RequestContext>) {
+        router.get("compose") { request, context in try await self.show(request, context) }
+        router.post("compose") { request, context in try await self.submit(request, context) }
+    }
+
+    private func show(_ request: Request, _ context: some RequestContext) async throws -> Response {
+        let scope = try await self.gate.scope(request, context)
+        var form = ComposeForm()
+        form.name = FormFields(query: request)["name"] ?? ""
+        return self.page(scope, form, errors: [:], preview: nil)
+    }
+
+    private func submit(_ request: Request, _ context: some RequestContext) async throws -> Response {
+        let scope = try await self.gate.scope(request, context)
+        let fields = try await self.gate.form(request, of: scope.user)
+        let form = ComposeForm(fields)
+        let now = self.gate.now()
+        let push: Push
+        switch form.push(now: now) {
+        case .failure(let errors): return self.page(scope, form, errors: errors.byField, preview: nil, status: .badRequest)
+        case .success(let checked): push = checked
+        }
+        guard fields["action"] == "send" else {
+            return self.page(scope, form, errors: [:], preview: try await self.preview(push, appID: scope.app.id, now: now))
+        }
+        let acceptance: PushAcceptance
+        do {
+            acceptance = try await self.intake.accept(PushSubmission(appID: scope.app.id, pushes: [push], idempotencyKey: "console:" + form.idempotencyKey))
+        } catch { throw ConsoleError.from(error) }
+        switch acceptance {
+        case .accepted(_, let pushIDs):
+            return PageRenderer.redirect(to: "/console/app/\(scope.app.appKey)/pushes/\(pushIDs.first?.lowercaseString ?? "")")
+        case .staleTimestamp(_, let name, _, let last):
+            return self.page(scope, form, errors: ["form": "A newer push of \(name) was accepted (timestamp \(last)); send again."], preview: nil, status: .conflict)
+        }
+    }
+
+    /// The exact APNs payload of `push` now, and how many tokens it would reach.
+    private func preview(_ push: Push, appID: Int64, now: Date) async throws -> View.Preview {
+        let payload = APNsPayload(push, timestamp: Int64(now.timeIntervalSince1970))
+        var reach = 0
+        if case .liveActivity(let activity) = push.content {
+            do {
+                reach = try await self.dispatch.reach(
+                    appID: appID, kind: .liveActivity(activity.event, name: activity.name, attributesType: activity.attributesType),
+                    audience: push.audience, priority: payload.priority, now: now)
+            } catch { throw ConsoleError.from(error) }
+        }
+        let size = payload.body.utf8.count
+        return View.Preview(
+            payload: payload.body, size: size, limit: APNsPayload.maximumSize, fits: size <= APNsPayload.maximumSize,
+            reach: Format.count(reach), pushType: payload.pushType.rawValue, priority: payload.priority)
+    }
+
+    private func page(
+        _ scope: AppScope, _ form: ComposeForm, errors: [String: String], preview: View.Preview?, status: HTTPResponse.Status = .ok
+    ) -> Response {
+        func options(_ pairs: [(String, String)], _ selected: String) -> [View.Option] {
+            pairs.map { View.Option(value: $0.0, label: $0.1, selected: $0.0 == selected) }
+        }
+        let kinds = [("tag", "Tag"), ("named_user", "Named user"), ("channel", "Channel id")]
+        func rows(_ selectors: [ComposeForm.Selector]) -> [View.Row] {
+            selectors.enumerated().map { View.Row(index: $0.offset, kinds: options(kinds, $0.element.kind), group: $0.element.group, value: $0.element.value) }
+        }
+        let view = View(
+            action: "/console/app/\(scope.app.appKey)/compose",
+            events: options([("start", "Start"), ("update", "Update"), ("end", "End")], form.event),
+            priorities: options([("10", "10: immediately (rationed per device)"), ("5", "5: when convenient (not rationed)")], form.priority),
+            matches: options([("all", "all of"), ("any", "any of")], form.match),
+            form: form, include: rows(form.include), exclude: rows(form.exclude), errors: View.Errors(errors),
+            hasErrors: !errors.isEmpty, preview: preview)
+        return self.renderer.page("compose", title: "Compose", nav: Navigation(scope, .compose), view, status: status)
+    }
+
+    static let template = #"""
+        {{<layout}}{{$main}}{{#body}}
+        <h1>Compose a Live Activity push</h1>
+        {{#preview}}
+        <section id="preview" class="card" aria-live="polite">
+          <h2>Preview</h2>
+          <dl class="facts">
+            <div><dt>Reaches now</dt><dd><span id="audience-count">{{reach}}</span> tokens</dd></div>
+            <div><dt>Size</dt><dd id="payload-size" class="{{^fits}}alert{{/fits}}">{{size}} of {{limit}} bytes</dd></div>
+            <div><dt>apns-push-type</dt><dd>{{pushType}}</dd></div>
+            <div><dt>apns-priority</dt><dd>{{priority}}</dd></div>
+          </dl>
+          <h3>APNs payload, exactly as sent (the timestamp is set when the push is accepted)</h3>
+          <pre id="apns-payload" class="json" tabindex="0">{{payload}}</pre>
+        </section>
+        {{/preview}}
+        {{#hasErrors}}<p class="alert" role="alert" id="form-errors">The push cannot be sent as it is: see the fields marked below.</p>{{/hasErrors}}
+        {{#errors.form}}<p id="error-form" class="field-error" role="alert">{{errors.form}}</p>{{/errors.form}}
+        <form id="compose" method="post" action="{{action}}" class="compose">
+          <input type="hidden" name="csrf" value="{{nav.csrf}}">
+          {{#form}}<input type="hidden" name="idempotency_key" value="{{idempotencyKey}}">{{/form}}
+          <section class="card">
+            <h2>Activity</h2>
+            <div class="row">
+              <div class="field"><label for="event">Event</label>
+                <select id="event" name="event">{{#events}}<option value="{{value}}" {{#selected}}selected{{/selected}}>{{label}}</option>{{/events}}</select>
+                {{#errors.event}}<p id="error-event" class="field-error">{{errors.event}}</p>{{/errors.event}}</div>
+              <div class="field grow"><label for="name">Activity name</label>
+                <input id="name" name="name" value="{{form.name}}" required spellcheck="false" placeholder="e.g. match-1234">
+                {{#errors.name}}<p id="error-name" class="field-error">{{errors.name}}</p>{{/errors.name}}</div>
+              <div class="field"><label for="priority">Priority</label>
+                <select id="priority" name="priority">{{#priorities}}<option value="{{value}}" {{#selected}}selected{{/selected}}>{{label}}</option>{{/priorities}}</select>
+                {{#errors.priority}}<p id="error-priority" class="field-error">{{errors.priority}}</p>{{/errors.priority}}</div>
+            </div>
+            <div class="field"><label for="content_state">Content state (JSON object)</label>
+              <textarea id="content_state" name="content_state" rows="5" spellcheck="false" placeholder='{"score": "2-1"}'>{{form.contentState}}</textarea>
+              {{#errors.contentState}}<p id="error-content_state" class="field-error">{{errors.contentState}}</p>{{/errors.contentState}}</div>
+            <div class="row">
+              <div class="field grow"><label for="alert_title">Alert title (optional)</label><input id="alert_title" name="alert_title" value="{{form.alertTitle}}">
+                {{#errors.alertTitle}}<p id="error-alert_title" class="field-error">{{errors.alertTitle}}</p>{{/errors.alertTitle}}</div>
+              <div class="field grow"><label for="alert_body">Alert body (optional)</label><input id="alert_body" name="alert_body" value="{{form.alertBody}}"></div>
+            </div>
+            <fieldset class="start-only"><legend>For a start</legend>
+              <div class="field"><label for="attributes_type">Attributes type</label>
+                <input id="attributes_type" name="attributes_type" value="{{form.attributesType}}" spellcheck="false" placeholder="MatchAttributes">
+                {{#errors.attributesType}}<p id="error-attributes_type" class="field-error">{{errors.attributesType}}</p>{{/errors.attributesType}}</div>
+              <div class="field"><label for="attributes">Attributes (JSON object)</label>
+                <textarea id="attributes" name="attributes" rows="3" spellcheck="false">{{form.attributes}}</textarea>
+                {{#errors.attributes}}<p id="error-attributes" class="field-error">{{errors.attributes}}</p>{{/errors.attributes}}</div>
+            </fieldset>
+            <div class="row">
+              <div class="field"><label for="stale_date">Stale date (UTC, optional)</label>
+                <input id="stale_date" name="stale_date" type="datetime-local" value="{{form.staleDate}}">
+                {{#errors.staleDate}}<p id="error-stale_date" class="field-error">{{errors.staleDate}}</p>{{/errors.staleDate}}</div>
+              <div class="field"><label for="dismissal_date">Dismissal date (UTC, optional)</label>
+                <input id="dismissal_date" name="dismissal_date" type="datetime-local" value="{{form.dismissalDate}}">
+                {{#errors.dismissalDate}}<p id="error-dismissal_date" class="field-error">{{errors.dismissalDate}}</p>{{/errors.dismissalDate}}</div>
+              <div class="field"><label for="relevance_score">Relevance score (optional)</label>
+                <input id="relevance_score" name="relevance_score" inputmode="decimal" value="{{form.relevanceScore}}">
+                {{#errors.relevanceScore}}<p id="error-relevance_score" class="field-error">{{errors.relevanceScore}}</p>{{/errors.relevanceScore}}</div>
+            </div>
+          </section>
+          <section class="card">
+            <h2>Audience</h2>
+            <p class="muted">Leave every row empty to reach every channel tracking the name.</p>
+            <div class="field"><label for="match">Channels matching</label>
+              <select id="match" name="match">{{#matches}}<option value="{{value}}" {{#selected}}selected{{/selected}}>{{label}}</option>{{/matches}}</select></div>
+            {{#include}}
+            <div class="row selector">
+              <div class="field"><label for="aud_kind_{{index}}">Kind</label><select id="aud_kind_{{index}}" name="aud_kind_{{index}}">{{#kinds}}<option value="{{value}}" {{#selected}}selected{{/selected}}>{{label}}</option>{{/kinds}}</select></div>
+              <div class="field"><label for="aud_group_{{index}}">Tag group</label><input id="aud_group_{{index}}" name="aud_group_{{index}}" value="{{group}}" spellcheck="false"></div>
+              <div class="field grow"><label for="aud_value_{{index}}">Value</label><input id="aud_value_{{index}}" name="aud_value_{{index}}" value="{{value}}" spellcheck="false"></div>
+            </div>
+            {{/include}}
+            <h3>But not</h3>
+            {{#exclude}}
+            <div class="row selector">
+              <div class="field"><label for="not_kind_{{index}}">Kind</label><select id="not_kind_{{index}}" name="not_kind_{{index}}">{{#kinds}}<option value="{{value}}" {{#selected}}selected{{/selected}}>{{label}}</option>{{/kinds}}</select></div>
+              <div class="field"><label for="not_group_{{index}}">Tag group</label><input id="not_group_{{index}}" name="not_group_{{index}}" value="{{group}}" spellcheck="false"></div>
+              <div class="field grow"><label for="not_value_{{index}}">Value</label><input id="not_value_{{index}}" name="not_value_{{index}}" value="{{value}}" spellcheck="false"></div>
+            </div>
+            {{/exclude}}
+            {{#errors.audience}}<p id="error-audience" class="field-error">{{errors.audience}}</p>{{/errors.audience}}
+          </section>
+          <div class="actions">
+            <button id="preview-button" type="submit" name="action" value="preview" class="secondary">Preview</button>
+            <button id="send-button" type="submit" name="action" value="send">Send</button>
+          </div>
+        </form>
+        {{/body}}{{/main}}{{/layout}}
+        """#
+}

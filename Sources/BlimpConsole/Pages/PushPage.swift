@@ -1,0 +1,152 @@
+import BlimpCore
+import BlimpStore
+import Foundation
+import Hummingbird
+
+/// One push's report: targets, sends, failures by APNs reason, downgrades, skips and prunes, with a progress bar that
+/// the page's script moves while the push fans out (it polls `live`, the report as the API gives it). A queued push
+/// can be cancelled here.
+struct PushPage: Sendable {
+    let gate: ConsoleGate
+    let reports: PushReports
+    let control: PushControl
+    let dispatch: DispatchStore
+    let renderer: PageRenderer
+
+    struct View: Sendable {
+        struct Count: Sendable { let key: String, label: String, value: String }
+        struct Failure: Sendable { let reason: String, count: String }
+
+        let pushID: String
+        let liveURL: String
+        let cancelURL: String
+        let state: String
+        let finished: Bool
+        let cancellable: Bool
+        let failureReason: String?
+        let what: String
+        let name: String?
+        let nameLink: String?
+        let priority: Int
+        let accepted: String
+        let started: String?
+        let finishedAt: String?
+        /// What the progress bar measures against: the targets found, or the audience's reach while sending.
+        let expected: Int
+        let handled: Int
+        let counts: [Count]
+        let failures: [Failure]
+        let hasFailures: Bool
+        let notice: String?
+        let request: String
+    }
+
+    func addRoutes(to router: RouterGroup<some RequestContext>) {
+        router.get("pushes/:push") { request, context in try await self.show(request, context) }
+        router.get("pushes/:push/live") { request, context in try await self.live(request, context) }
+        router.post("pushes/:push/cancel") { request, context in try await self.cancel(request, context) }
+    }
+
+    private func report(_ scope: AppScope, _ context: some RequestContext) async throws -> PushReport {
+        guard let id = context.parameters.get("push").flatMap({ UUID(parsing: $0) }) else { throw ConsoleError.notFound }
+        do { return try await self.reports.report(id, appID: scope.app.id) } catch { throw ConsoleError.from(error) }
+    }
+
+    private func show(_ request: Request, _ context: some RequestContext, notice: String? = nil) async throws -> Response {
+        let scope = try await self.gate.scope(request, context)
+        let report = try await self.report(scope, context)
+        var expected = report.counts.targets
+        if !report.state.isFinished, let kind = Self.kind(of: report), let audience = try? Audience.parse(report.request["audience"] ?? .null) {
+            expected = max(expected, (try? await self.dispatch.reach(
+                appID: scope.app.id, kind: kind, audience: audience, priority: report.priority, now: self.gate.now())) ?? 0)
+        }
+        let view = Self.view(report, base: "/console/app/\(scope.app.appKey)", expected: expected, notice: notice)
+        return self.renderer.page("push", title: "Push \(view.pushID.prefix(8))", nav: Navigation(scope, .pushes), view)
+    }
+
+    private func live(_ request: Request, _ context: some RequestContext) async throws -> Response {
+        let scope = try await self.gate.scope(request, context)
+        let report = try await self.report(scope, context)
+        return Response(
+            status: .ok, headers: [.contentType: "application/json", .cacheControl: "no-store"],
+            body: ResponseBody(byteBuffer: ByteBuffer(string: report.json.text)))
+    }
+
+    private func cancel(_ request: Request, _ context: some RequestContext) async throws -> Response {
+        let scope = try await self.gate.scope(request, context)
+        _ = try await self.gate.form(request, of: scope.user)
+        let report = try await self.report(scope, context)
+        let outcome: PushControl.Outcome
+        do { outcome = try await self.control.cancel(report.pushID, appID: scope.app.id) } catch { throw ConsoleError.from(error) }
+        if case .notAllowed(let state) = outcome {
+            return try await self.show(request, context, notice: "The push cannot be cancelled: it is \(state.rawValue).")
+        }
+        return PageRenderer.redirect(to: "/console/app/\(scope.app.appKey)/pushes/\(report.pushID.lowercaseString)")
+    }
+
+    /// What a Live Activity push targets, for its reach.
+    private static func kind(of report: PushReport) -> ClaimedPush.Kind? {
+        guard report.kind == "live_activity", let name = report.name, let event = report.event.flatMap(LiveActivityNotification.Event.init)
+        else { return report.kind == "alert" ? .alert : nil }
+        return .liveActivity(event, name: name, attributesType: report.attributesType)
+    }
+
+    static func view(_ report: PushReport, base: String, expected: Int, notice: String?) -> View {
+        let counts = report.counts
+        let failed = counts.failed.values.reduce(0, +)
+        let id = report.pushID.lowercaseString
+        let rows: [(String, String, Int)] = [
+            ("targets", "Targets", counts.targets), ("sent", "Sent", counts.sent), ("failed", "Failed", failed),
+            ("downgraded_priority", "Sent at priority 5 (budget spent)", counts.downgradedPriority),
+            ("skipped_ended", "Skipped: activity ended", counts.skippedEnded),
+            ("skipped_already_active", "Skipped: already active", counts.skippedAlreadyActive),
+            ("skipped_start_budget", "Skipped: start budget spent", counts.skippedStartBudget),
+            ("superseded", "Superseded by a newer push", counts.superseded), ("tokens_pruned", "Tokens pruned", counts.tokensPruned),
+        ]
+        return View(
+            pushID: id, liveURL: "\(base)/pushes/\(id)/live", cancelURL: "\(base)/pushes/\(id)/cancel", state: report.state.rawValue,
+            finished: report.state.isFinished, cancellable: report.state == .queued, failureReason: report.failureReason,
+            what: report.event.map { "\($0) (Live Activity)" } ?? report.kind, name: report.name,
+            nameLink: report.name.map { "\(base)/activities/\(Paths.encode($0))" }, priority: report.priority,
+            accepted: Format.time(report.acceptedAt), started: report.startedAt.map(Format.time),
+            finishedAt: report.finishedAt.map(Format.time), expected: report.state.isFinished ? max(1, counts.targets) : max(1, expected),
+            handled: report.state.isFinished ? max(1, counts.targets) : counts.sent + failed + counts.superseded,
+            counts: rows.map { View.Count(key: $0.0, label: $0.1, value: Format.count($0.2)) },
+            failures: counts.failed.keys.sorted().map { View.Failure(reason: $0, count: Format.count(counts.failed[$0] ?? 0)) },
+            hasFailures: !counts.failed.isEmpty, notice: notice, request: report.request.text)
+    }
+
+    static let template = #"""
+        {{<layout}}{{$main}}{{#body}}
+        <h1>Push <span class="mono">{{pushID}}</span></h1>
+        {{#notice}}<p class="alert" role="alert">{{notice}}</p>{{/notice}}
+        <section class="card" id="push-report" data-live="{{liveURL}}" data-expected="{{expected}}" {{#finished}}data-finished{{/finished}}>
+          <p class="status-line">State <span id="push-state" class="state state-{{state}}" aria-live="polite">{{state}}</span>
+            {{#failureReason}}<span id="failure-reason" class="alert">{{failureReason}}</span>{{/failureReason}}</p>
+          <label for="push-progress">Progress</label>
+          <progress id="push-progress" max="{{expected}}" value="{{handled}}">{{handled}} of {{expected}}</progress>
+          <dl class="facts" id="push-counts">{{#counts}}<div><dt>{{label}}</dt><dd data-count="{{key}}">{{value}}</dd></div>{{/counts}}</dl>
+          <h2>Failures by APNs reason</h2>
+          <ul id="push-failures">{{#failures}}<li><span class="mono">{{reason}}</span>: {{count}}</li>{{/failures}}</ul>
+          {{^hasFailures}}<p class="muted" id="no-failures">None.</p>{{/hasFailures}}
+        </section>
+        <section class="card">
+          <dl class="facts">
+            <div><dt>What</dt><dd>{{what}}</dd></div>
+            {{#name}}<div><dt>Name</dt><dd><a href="{{nameLink}}">{{name}}</a></dd></div>{{/name}}
+            <div><dt>Priority</dt><dd>{{priority}}</dd></div>
+            <div><dt>Accepted</dt><dd>{{accepted}}</dd></div>
+            <div><dt>Started</dt><dd>{{started}}</dd></div>
+            <div><dt>Finished</dt><dd>{{finishedAt}}</dd></div>
+          </dl>
+          {{#cancellable}}
+          <form id="cancel-push" method="post" action="{{cancelURL}}">
+            <input type="hidden" name="csrf" value="{{nav.csrf}}">
+            <button type="submit" class="danger">Cancel this push</button>
+          </form>
+          {{/cancellable}}
+          <details><summary>The request as accepted</summary><pre class="json">{{request}}</pre></details>
+        </section>
+        {{/body}}{{/main}}{{/layout}}
+        """#
+}

@@ -1,0 +1,49 @@
+import BlimpCore
+import Foundation
+
+/// How the console writes times, ages, tokens and numbers.
+enum Format {
+    /// `2026-11-23 20:15:03 UTC`.
+    static func time(_ date: Date) -> String {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
+        return String(
+            format: "%04d-%02d-%02d %02d:%02d:%02d UTC", parts.year ?? 0, parts.month ?? 0, parts.day ?? 0, parts.hour ?? 0,
+            parts.minute ?? 0, parts.second ?? 0)
+    }
+
+    /// `42 s`, `7 min`, `3 h 20 min`, `2 d 4 h`: how long ago `date` was.
+    static func age(_ date: Date, now: Date) -> String {
+        let seconds = max(0, Int(now.timeIntervalSince(date)))
+        switch seconds {
+        case ..<60: return "\(seconds) s"
+        case ..<3600: return "\(seconds / 60) min"
+        case ..<86400: return "\(seconds / 3600) h \(seconds % 3600 / 60) min"
+        default: return "\(seconds / 86400) d \(seconds % 86400 / 3600) h"
+        }
+    }
+
+    /// The first 8 characters of a token, then an ellipsis: enough to tell tokens apart, too little to use one.
+    static func tokenPrefix(_ token: String) -> String { String(token.prefix(8)) + "…" }
+
+    /// `1,234,567`.
+    static func count(_ value: Int) -> String {
+        let digits = String(value.magnitude)
+        var grouped = ""
+        for (index, digit) in digits.enumerated() {
+            if index > 0, (digits.count - index) % 3 == 0 { grouped.append(",") }
+            grouped.append(digit)
+        }
+        return (value < 0 ? "-" : "") + grouped
+    }
+
+    /// An APNs status as people read it.
+    static func status(_ status: Int, reason: String?) -> String {
+        switch status {
+        case 0: "no answer"
+        case 200: "200 delivered"
+        default: "\(status) \(reason ?? "")"
+        }
+    }
+}

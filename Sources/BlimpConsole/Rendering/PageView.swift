@@ -1,0 +1,40 @@
+/// What every console page renders: its title, the navigation for whoever is signed in, and the page's own view.
+struct PageView<Body>: Sendable where Body: Sendable {
+    let title: String
+    let nav: Navigation?
+    let body: Body
+}
+
+/// The header's links: an app's pages, and the apps page for the admin. Each `in…` flag marks the current section
+/// (stored, as Mustache reads stored properties only).
+struct Navigation: Sendable {
+    enum Section: Sendable { case overview, channels, activities, pushes, compose, apps }
+
+    let base: String
+    let appName: String?
+    let isAdmin: Bool
+    let csrf: String
+    let inOverview: Bool
+    let inChannels: Bool
+    let inActivities: Bool
+    let inPushes: Bool
+    let inCompose: Bool
+    let inApps: Bool
+
+    init(_ scope: AppScope, _ section: Section) {
+        self.init(user: scope.user, app: scope.app.appKey, appName: scope.app.name, section)
+    }
+
+    init(user: SignedIn, app: String?, appName: String?, _ section: Section) {
+        self.base = app.map { "/console/app/\($0)" } ?? ""
+        self.appName = appName
+        self.isAdmin = user.session.isAdmin
+        self.csrf = user.session.csrfToken
+        self.inOverview = section == .overview
+        self.inChannels = section == .channels
+        self.inActivities = section == .activities
+        self.inPushes = section == .pushes
+        self.inCompose = section == .compose
+        self.inApps = section == .apps
+    }
+}

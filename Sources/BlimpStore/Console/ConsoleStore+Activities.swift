@@ -1,0 +1,79 @@
+import BlimpCore
+import Foundation
+import PostgresNIO
+
+/// A Live Activity name as the console lists it: how many channels track it, by state, and its last push.
+public struct ActivityNameSummary: Sendable, Equatable {
+    public var name: String
+    /// From the last rollup; `nil` when the name has only been pushed to, or is newer than the rollup.
+    public var active: Int?
+    public var ended: Int?
+    public var expired: Int?
+    public var lastPushID: UUID?
+    public var lastPushState: PushState?
+    public var lastPushEvent: String?
+    public var lastPushAt: Date?
+
+    public init(name: String) {
+        self.name = name
+    }
+
+    init(
+        name: String, active: Int?, ended: Int?, expired: Int?, lastPushID: UUID?, lastPushState: PushState?,
+        lastPushEvent: String?, lastPushAt: Date?
+    ) {
+        (self.name, self.active, self.ended, self.expired) = (name, active, ended, expired)
+        (self.lastPushID, self.lastPushState, self.lastPushEvent, self.lastPushAt) = (lastPushID, lastPushState, lastPushEvent, lastPushAt)
+    }
+}
+
+extension ConsoleStore {
+    /// The app's Live Activity names after `cursor` in name order: every name devices track (as of the last rollup)
+    /// or pushes were sent to.
+    public func activityNames(appID: Int64, after cursor: String?, limit: Int) async throws(StoreError) -> [ActivityNameSummary] {
+        try await self.summaries(
+            """
+            WITH names AS (
+                (SELECT name FROM activity_name_rollups WHERE app_id = \(appID) AND name > \(cursor ?? "") ORDER BY name LIMIT \(limit))
+                UNION
+                (SELECT name FROM activity_names WHERE app_id = \(appID) AND name > \(cursor ?? "") ORDER BY name LIMIT \(limit)))
+            SELECT \(unescaped: Self.summaryColumns) FROM (SELECT name FROM names ORDER BY name LIMIT \(limit)) n
+            \(unescaped: Self.summaryJoins(appID: appID)) ORDER BY n.name
+            """)
+    }
+
+    /// One name's summary, whether or not any channel tracks it or any push went to it.
+    public func activityName(_ name: String, appID: Int64) async throws(StoreError) -> ActivityNameSummary {
+        try await self.summaries(
+            """
+            SELECT \(unescaped: Self.summaryColumns) FROM (SELECT \(name)::text AS name) n \(unescaped: Self.summaryJoins(appID: appID))
+            """
+        ).first ?? ActivityNameSummary(name: name)
+    }
+
+    private static let summaryColumns = "n.name, r.active::int, r.ended::int, r.expired::int, p.push_id, p.state, p.event, p.accepted_at"
+
+    /// Joins a name (`n.name`) with its rollup and its last push. The app id is a number, written into the text.
+    private static func summaryJoins(appID: Int64) -> String {
+        """
+        LEFT JOIN activity_name_rollups r ON r.app_id = \(appID) AND r.name = n.name
+        LEFT JOIN activity_names a ON a.app_id = \(appID) AND a.name = n.name
+        LEFT JOIN pushes p ON p.app_id = \(appID) AND p.push_id = a.last_push_id
+        """
+    }
+
+    private func summaries(_ query: PostgresQuery) async throws(StoreError) -> [ActivityNameSummary] {
+        try await StoreError.mapping {
+            var names: [ActivityNameSummary] = []
+            let rows = try await self.client.query(query, logger: self.logger)
+            for try await (name, active, ended, expired, pushID, state, event, at)
+                in rows.decode((String, Int?, Int?, Int?, UUID?, String?, String?, Date?).self)
+            {
+                names.append(ActivityNameSummary(
+                    name: name, active: active, ended: ended, expired: expired, lastPushID: pushID,
+                    lastPushState: state.flatMap(PushState.init(rawValue:)), lastPushEvent: event, lastPushAt: at))
+            }
+            return names
+        }
+    }
+}

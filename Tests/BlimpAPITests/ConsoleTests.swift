@@ -1,0 +1,184 @@
+import BlimpCore
+import BlimpTestSupport
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Testing
+
+@testable import BlimpAPI
+
+/// The console's gate, in-process against a real PostgreSQL: sign-in, cookies, CSRF, scoping to the session's app,
+/// escaping of what devices sent, and the compose form refusing what the API refuses. (The pages in a real browser:
+/// ConsoleBrowserTests.)
+@Suite(.enabled(if: TestDatabase.isEnabled)) struct ConsoleTests {
+    static let adminToken = "admin-token-for-tests-0123456789"
+
+    /// A page's text, status and headers.
+    struct Page {
+        let status: HTTPResponse.Status
+        let text: String
+        let headers: HTTPFields
+
+        /// The value of the first hidden `csrf` field.
+        var csrf: String? { self.field("csrf") }
+
+        func field(_ name: String) -> String? {
+            guard let range = self.text.range(of: "name=\"\(name)\" value=\"") else { return nil }
+            return String(self.text[range.upperBound...].prefix { $0 != "\"" })
+        }
+    }
+
+    static func get(_ client: any TestClientProtocol, _ uri: String, cookie: String?) async throws -> Page {
+        try await client.execute(uri: uri, method: .get, headers: Self.headers(cookie: cookie, form: false)) {
+            Page(status: $0.status, text: String(buffer: $0.body), headers: $0.headers)
+        }
+    }
+
+    static func post(_ client: any TestClientProtocol, _ uri: String, cookie: String?, _ fields: [(String, String)]) async throws -> Page {
+        let body = fields.map { "\(Self.encode($0.0))=\(Self.encode($0.1))" }.joined(separator: "&")
+        return try await client.execute(uri: uri, method: .post, headers: Self.headers(cookie: cookie, form: true), body: ByteBuffer(string: body)) {
+            Page(status: $0.status, text: String(buffer: $0.body), headers: $0.headers)
+        }
+    }
+
+    static func headers(cookie: String?, form: Bool) -> HTTPFields {
+        var headers = HTTPFields()
+        if let cookie { headers[.cookie] = cookie }
+        if form { headers[.contentType] = "application/x-www-form-urlencoded" }
+        return headers
+    }
+
+    static func encode(_ text: String) -> String {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~")
+        return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? ""
+    }
+
+    /// `name=value` of a `Set-Cookie` header naming `name`.
+    static func cookie(_ name: String, in headers: HTTPFields) -> String? {
+        headers[values: .setCookie].first { $0.hasPrefix("\(name)=") }.map { String($0.prefix { $0 != ";" }) }
+    }
+
+    /// Signs in with `fields` and returns the answer, and the session cookie when one was set.
+    static func signIn(_ client: any TestClientProtocol, _ fields: [(String, String)]) async throws -> (page: Page, session: String?) {
+        let form = try await Self.get(client, "/console/login", cookie: nil)
+        let login = try #require(Self.cookie("blimp_login", in: form.headers))
+        let page = try await Self.post(client, "/console/login", cookie: login, fields + [("csrf", try #require(form.csrf))])
+        return (page, Self.cookie("blimp_session", in: page.headers))
+    }
+
+    static func signIn(_ client: any TestClientProtocol, _ app: (app: App, credentials: AppCredentials)) async throws -> String {
+        let answer = try await Self.signIn(client, [("app_key", app.app.appKey), ("master_secret", app.credentials.masterSecret)])
+        #expect(answer.page.status == .seeOther)
+        return try #require(answer.session)
+    }
+
+    @Test func signingInScopesEveryPageToTheApp() async throws {
+        try await APIHarness.run { harness, client in
+            let wrong = try await Self.signIn(client, [("app_key", harness.scores.app.appKey), ("master_secret", harness.scores.credentials.appSecret)])
+            #expect(wrong.page.status == .unauthorized)
+            #expect(wrong.page.text.contains("id=\"login-error\""))
+            #expect(wrong.session == nil)
+
+            let answer = try await Self.signIn(client, [("app_key", harness.scores.app.appKey), ("master_secret", harness.scores.credentials.masterSecret)])
+            #expect(answer.page.headers[.location] == "/console")
+            let setCookie = try #require(answer.page.headers[values: .setCookie].first { $0.hasPrefix("blimp_session=") })
+            #expect(setCookie.contains("HttpOnly") && setCookie.contains("SameSite=Strict") && setCookie.contains("Secure"))
+            let session = try #require(answer.session)
+
+            let home = try await Self.get(client, "/console", cookie: session)
+            #expect(home.headers[.location] == "/console/app/\(harness.scores.app.appKey)")
+            let scores = "/console/app/\(harness.scores.app.appKey)"
+            for page in ["", "/channels", "/activities", "/pushes", "/compose"] {
+                let shown = try await Self.get(client, scores + page, cookie: session)
+                #expect(shown.status == .ok, "\(page)")
+                #expect(shown.headers[.contentSecurityPolicy]?.contains("script-src 'self'") == true)
+            }
+            let other = try await ServerAPITests.register(client, harness.orders)
+            #expect(try await Self.get(client, "\(scores)/channels/\(other)", cookie: session).status == .notFound)
+            #expect(try await Self.get(client, "/console/app/\(harness.orders.app.appKey)", cookie: session).status == .notFound)
+            #expect(try await Self.get(client, "/console/apps", cookie: session).status == .notFound)
+            #expect(try await Self.get(client, scores, cookie: nil).headers[.location] == "/console/login")
+        }
+    }
+
+    @Test func formsWithoutTheSessionsTokenAreRefusedAndSigningOutEndsTheSession() async throws {
+        try await APIHarness.run { harness, client in
+            let session = try await Self.signIn(client, harness.scores)
+            let compose = "/console/app/\(harness.scores.app.appKey)/compose"
+            let fields = [("event", "update"), ("name", "match"), ("action", "send")]
+            #expect(try await Self.post(client, compose, cookie: session, fields).status == .forbidden)
+            #expect(try await Self.post(client, compose, cookie: session, fields + [("csrf", "not-the-token")]).status == .forbidden)
+            let csrf = try #require(try await Self.get(client, compose, cookie: session).csrf)
+            #expect(try await Self.post(client, "/console/logout", cookie: session, [("csrf", csrf)]).headers[.location] == "/console/login")
+            #expect(try await Self.get(client, compose, cookie: session).headers[.location] == "/console/login")
+        }
+    }
+
+    @Test func whatDevicesSentIsShownAsText() async throws {
+        try await APIHarness.run { harness, client in
+            let id = try await ServerAPITests.register(client, harness.scores)
+            let tags = #"{"audience": {"channel": "\#(id)"}, "add": {"device": ["<script>alert(1)</script>"]}}"#
+            #expect(try await client.send(.post, "/api/channels/tags", harness.master(), tags).status == .ok)
+            let session = try await Self.signIn(client, harness.scores)
+            let page = try await Self.get(client, "/console/app/\(harness.scores.app.appKey)/channels/\(id)", cookie: session)
+            #expect(page.status == .ok)
+            #expect(page.text.contains("&lt;script&gt;alert(1)&lt;/script&gt;"))
+            #expect(!page.text.contains("<script>alert"))
+            let found = try await Self.get(
+                client, "/console/app/\(harness.scores.app.appKey)/channels?by=tag&group=device&q=%3Cscript%3Ealert(1)%3C%2Fscript%3E", cookie: session)
+            #expect(found.text.contains("/channels/\(id)"))
+        }
+    }
+
+    @Test func composeRefusesWhatTheAPIRefusesNextToTheField() async throws {
+        try await APIHarness.run { harness, client in
+            let session = try await Self.signIn(client, harness.scores)
+            let compose = "/console/app/\(harness.scores.app.appKey)/compose"
+            let csrf = try #require(try await Self.get(client, compose, cookie: session).csrf)
+            let notAnObject = try await Self.post(
+                client, compose, cookie: session,
+                [("csrf", csrf), ("event", "update"), ("name", "match"), ("content_state", "[1]"), ("action", "preview")])
+            #expect(notAnObject.status == .badRequest)
+            #expect(notAnObject.text.contains("id=\"error-content_state\""))
+            let badChannel = try await Self.post(
+                client, compose, cookie: session,
+                [("csrf", csrf), ("event", "update"), ("name", "match"), ("aud_kind_0", "channel"), ("aud_value_0", "nope"), ("action", "preview")])
+            #expect(badChannel.text.contains("id=\"error-audience\""))
+            let preview = try await Self.post(
+                client, compose, cookie: session,
+                [("csrf", csrf), ("event", "update"), ("name", "match"), ("content_state", #"{"home": 2}"#), ("action", "preview")])
+            #expect(preview.status == .ok)
+            #expect(preview.text.contains("id=\"apns-payload\""))
+            #expect(preview.text.contains("&quot;content-state&quot;:{&quot;home&quot;:2}"))
+            #expect(preview.text.contains("<span id=\"audience-count\">0</span>"))
+        }
+    }
+
+    @Test func failedSignInsAreLimitedPerAddress() async throws {
+        try await APIHarness.run { harness, client in
+            var statuses: [HTTPResponse.Status] = []
+            for _ in 0..<12 {
+                statuses.append(try await Self.signIn(client, [("app_key", harness.scores.app.appKey), ("master_secret", "wrong")]).page.status)
+            }
+            #expect(statuses.prefix(10).allSatisfy { $0 == .unauthorized })
+            #expect(statuses.last == .tooManyRequests)
+        }
+    }
+
+    @Test func theAdminSeesEveryAppAndAnAppSeesOnlyItself() async throws {
+        try await APIHarness.run(adminToken: Self.adminToken) { harness, client in
+            let wrong = try await Self.signIn(client, [("admin_token", "not-it")])
+            #expect(wrong.page.status == .unauthorized)
+            let admin = try #require(try await Self.signIn(client, [("admin_token", Self.adminToken)]).session)
+            let apps = try await Self.get(client, "/console/apps", cookie: admin)
+            #expect(apps.status == .ok)
+            #expect(apps.text.contains(harness.scores.app.appKey) && apps.text.contains(harness.orders.app.appKey))
+            #expect(try await Self.get(client, "/console/app/\(harness.orders.app.appKey)/channels", cookie: admin).status == .ok)
+            let token = try await Self.post(
+                client, "/console/apps/\(harness.orders.app.appKey)/token", cookie: admin, [("csrf", try #require(apps.csrf)), ("token_name", "ci")])
+            #expect(token.text.contains("id=\"new-secret-value\""))
+        }
+    }
+}
