@@ -45,11 +45,12 @@ public enum APIServer {
         let channels = ChannelStore(client: database, logger: logger, now: configuration.now)
         let namedUsers = NamedUserStore(channels: channels)
         let tokenKey = IssuedTokenKey(serverKey: configuration.serverKey)
+        let limits = RequestLimits(configuration.limits)
         let auth = Authenticator(
             apps: AppDirectory(store: AppStore(client: database, logger: logger), serverKey: configuration.serverKey),
             nonces: NonceLedger(client: database, logger: logger),
             tokenKey: tokenKey,
-            limits: RequestLimits(configuration.limits),
+            limits: limits,
             now: configuration.now
         )
         let publicURL = PublicURL(configuration.publicURL)
@@ -79,7 +80,8 @@ public enum APIServer {
         ).addRoutes(to: api)
         Console(
             configuration: ConsoleConfiguration(
-                adminToken: configuration.adminToken, secureCookies: configuration.publicURL?.lowercased().hasPrefix("https://") ?? false),
+                adminToken: configuration.adminToken, secureCookies: configuration.publicURL?.lowercased().hasPrefix("https://") ?? false,
+                clientAddress: { limits.clientAddress($0, $1) }),
             database: database, serverKey: configuration.serverKey, logger: logger, now: configuration.now
         ).addRoutes(to: router)
         return router

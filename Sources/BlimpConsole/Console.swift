@@ -27,7 +27,7 @@ public struct Console: Sendable {
     }
 
     /// Adds the console's routes under `/console`.
-    public func addRoutes<Context: RequestContext & RemoteAddressRequestContext>(to router: Router<Context>) {
+    public func addRoutes(to router: Router<some RequestContext>) {
         let (database, logger) = (self.database, self.logger)
         let apps = AppStore(client: database, logger: logger)
         let sessions = ConsoleSessions(client: database, logger: logger)
@@ -41,7 +41,7 @@ public struct Console: Sendable {
         ConsoleAssets.addRoutes(to: root)
         LoginController(
             gate: gate, apps: apps, serverKey: self.serverKey, adminToken: self.configuration.adminToken,
-            attempts: RateLimiter(self.configuration.failedLogins), renderer: renderer
+            attempts: RateLimiter(self.configuration.signIns), clientAddress: self.configuration.clientAddress, renderer: renderer
         ).addRoutes(to: root)
         AppsPage(gate: gate, apps: apps, serverKey: self.serverKey, renderer: renderer).addRoutes(to: root)
         AppPage(gate: gate, apps: apps, sessions: sessions, serverKey: self.serverKey, renderer: renderer).addRoutes(to: root)

@@ -2,7 +2,6 @@ import BlimpCore
 import BlimpStore
 import Foundation
 import Hummingbird
-import NIOCore
 
 /// Signing in and out. An app signs in with its key and master secret, the deployment admin with its token; either
 /// gets a session in PostgreSQL and an HttpOnly, SameSite=Strict cookie naming it. The sign-in form carries a token
@@ -13,6 +12,7 @@ struct LoginController: Sendable {
     let serverKey: ServerKey
     let adminToken: String?
     let attempts: RateLimiter<String>
+    let clientAddress: @Sendable (Request, any RequestContext) -> String
     let renderer: PageRenderer
 
     static let loginCookie = "blimp_login"
@@ -24,9 +24,9 @@ struct LoginController: Sendable {
         let appKey: String?
     }
 
-    func addRoutes(to router: RouterGroup<some RequestContext & RemoteAddressRequestContext>) {
+    func addRoutes(to router: RouterGroup<some RequestContext>) {
         router.get("login") { request, _ in try await self.form(request) }
-        router.post("login") { request, context in try await self.login(request, from: context.remoteAddress) }
+        router.post("login") { request, context in try await self.login(request, from: self.clientAddress(request, context)) }
         router.post("logout") { request, _ in try await self.logout(request) }
         router.get { request, _ in try await self.home(request) }
     }
@@ -54,12 +54,12 @@ struct LoginController: Sendable {
         return response
     }
 
-    private func login(_ request: Request, from address: SocketAddress?) async throws -> Response {
+    private func login(_ request: Request, from address: String) async throws -> Response {
         let form = try await FormFields(body: request)
         guard let expected = request.cookies[Self.loginCookie]?.value, let sent = form["csrf"],
             ConstantTime.equal(Array(expected.utf8), Array(sent.utf8))
         else { throw ConsoleError.staleForm }
-        if self.attempts.admit(address?.ipAddress ?? "unknown") != nil {
+        if self.attempts.admit(address) != nil {
             return try await self.form(
                 request, error: "Too many sign-in attempts from your address. Wait a minute and try again.",
                 appKey: form["app_key"], status: .tooManyRequests)
