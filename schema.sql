@@ -380,7 +380,8 @@ ALTER TABLE apps ADD CONSTRAINT apps_previous_app_secret
 
 -- version 10: the console's sessions and rollups
 -- Console sessions, shared by every API replica: the SHA-256 digest of the cookie's token, the app the session may
--- see (NULL: the deployment admin, who sees every app) and its CSRF token. Logging out deletes the row.
+-- see (NULL: the deployment admin, who sees every app) and its CSRF token. Logging out deletes the row. They are the
+-- deployment's, found by their token, so their indexes need not lead with app_id.
 CREATE TABLE console_sessions (
     token_sha256 bytea PRIMARY KEY,
     app_id       bigint REFERENCES apps (id) ON DELETE CASCADE,
