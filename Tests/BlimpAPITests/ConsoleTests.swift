@@ -153,6 +153,7 @@ import Testing
             #expect(preview.text.contains("id=\"apns-payload\""))
             #expect(preview.text.contains("&quot;content-state&quot;:{&quot;home&quot;:2}"))
             #expect(preview.text.contains("<span id=\"audience-count\">0</span>"))
+            #expect(preview.text.contains("<label for=\"not_value_2\">") && preview.text.contains("id=\"aud_kind_4\" name=\"aud_kind_4\""))
         }
     }
 

@@ -15,6 +15,8 @@ struct ComposePage: Sendable {
     struct View: Sendable {
         struct Option: Sendable { let value: String, label: String, selected: Bool }
         struct Row: Sendable {
+            /// `aud` for an included selector, `not` for an excluded one: the fields' name prefix.
+            let prefix: String
             let index: Int
             let kinds: [Option]
             let group: String
@@ -114,18 +116,29 @@ struct ComposePage: Sendable {
             pairs.map { View.Option(value: $0.0, label: $0.1, selected: $0.0 == selected) }
         }
         let kinds = [("tag", "Tag"), ("named_user", "Named user"), ("channel", "Channel id")]
-        func rows(_ selectors: [ComposeForm.Selector]) -> [View.Row] {
-            selectors.enumerated().map { View.Row(index: $0.offset, kinds: options(kinds, $0.element.kind), group: $0.element.group, value: $0.element.value) }
+        func rows(_ prefix: String, _ selectors: [ComposeForm.Selector]) -> [View.Row] {
+            selectors.enumerated().map {
+                View.Row(prefix: prefix, index: $0.offset, kinds: options(kinds, $0.element.kind), group: $0.element.group, value: $0.element.value)
+            }
         }
         let view = View(
             action: "/console/app/\(scope.app.appKey)/compose",
             events: options([("start", "Start"), ("update", "Update"), ("end", "End")], form.event),
             priorities: options([("10", "10: immediately (rationed per device)"), ("5", "5: when convenient (not rationed)")], form.priority),
             matches: options([("all", "all of"), ("any", "any of")], form.match),
-            form: form, include: rows(form.include), exclude: rows(form.exclude), errors: View.Errors(errors),
+            form: form, include: rows("aud", form.include), exclude: rows("not", form.exclude), errors: View.Errors(errors),
             hasErrors: !errors.isEmpty, preview: preview)
         return self.renderer.page("compose", title: "Compose", nav: Navigation(scope, .compose), view, status: status)
     }
+
+    /// One selector's row: its kind, tag group and value.
+    static let rowTemplate = #"""
+        <div class="row selector">
+          <div class="field"><label for="{{prefix}}_kind_{{index}}">Kind</label><select id="{{prefix}}_kind_{{index}}" name="{{prefix}}_kind_{{index}}">{{#kinds}}<option value="{{value}}" {{#selected}}selected{{/selected}}>{{label}}</option>{{/kinds}}</select></div>
+          <div class="field"><label for="{{prefix}}_group_{{index}}">Tag group</label><input id="{{prefix}}_group_{{index}}" name="{{prefix}}_group_{{index}}" value="{{group}}" spellcheck="false"></div>
+          <div class="field grow"><label for="{{prefix}}_value_{{index}}">Value</label><input id="{{prefix}}_value_{{index}}" name="{{prefix}}_value_{{index}}" value="{{value}}" spellcheck="false"></div>
+        </div>
+        """#
 
     static let template = #"""
         {{<layout}}{{$main}}{{#body}}
@@ -194,21 +207,9 @@ struct ComposePage: Sendable {
             <p class="muted">Leave every row empty to reach every channel tracking the name.</p>
             <div class="field"><label for="match">Channels matching</label>
               <select id="match" name="match">{{#matches}}<option value="{{value}}" {{#selected}}selected{{/selected}}>{{label}}</option>{{/matches}}</select></div>
-            {{#include}}
-            <div class="row selector">
-              <div class="field"><label for="aud_kind_{{index}}">Kind</label><select id="aud_kind_{{index}}" name="aud_kind_{{index}}">{{#kinds}}<option value="{{value}}" {{#selected}}selected{{/selected}}>{{label}}</option>{{/kinds}}</select></div>
-              <div class="field"><label for="aud_group_{{index}}">Tag group</label><input id="aud_group_{{index}}" name="aud_group_{{index}}" value="{{group}}" spellcheck="false"></div>
-              <div class="field grow"><label for="aud_value_{{index}}">Value</label><input id="aud_value_{{index}}" name="aud_value_{{index}}" value="{{value}}" spellcheck="false"></div>
-            </div>
-            {{/include}}
+            {{#include}}{{> audience-row}}{{/include}}
             <h3>But not</h3>
-            {{#exclude}}
-            <div class="row selector">
-              <div class="field"><label for="not_kind_{{index}}">Kind</label><select id="not_kind_{{index}}" name="not_kind_{{index}}">{{#kinds}}<option value="{{value}}" {{#selected}}selected{{/selected}}>{{label}}</option>{{/kinds}}</select></div>
-              <div class="field"><label for="not_group_{{index}}">Tag group</label><input id="not_group_{{index}}" name="not_group_{{index}}" value="{{group}}" spellcheck="false"></div>
-              <div class="field grow"><label for="not_value_{{index}}">Value</label><input id="not_value_{{index}}" name="not_value_{{index}}" value="{{value}}" spellcheck="false"></div>
-            </div>
-            {{/exclude}}
+            {{#exclude}}{{> audience-row}}{{/exclude}}
             {{#errors.audience}}<p id="error-audience" class="field-error">{{errors.audience}}</p>{{/errors.audience}}
           </section>
           <div class="actions">

@@ -22,6 +22,7 @@ struct PageRenderer: Sendable {
         "push-rows": PushesPage.rowsTemplate,
         "push": PushPage.template,
         "compose": ComposePage.template,
+        "audience-row": ComposePage.rowTemplate,
         "apps": AppsPage.template,
         "app": AppPage.template,
     ]
