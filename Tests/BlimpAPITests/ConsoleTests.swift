@@ -82,7 +82,7 @@ import Testing
             #expect(wrong.session == nil)
 
             let answer = try await Self.signIn(client, [("app_key", harness.scores.app.appKey), ("master_secret", harness.scores.credentials.masterSecret)])
-            #expect(answer.page.headers[.location] == "/console")
+            #expect(answer.page.headers[.location] == "/console/app/\(harness.scores.app.appKey)")
             let setCookie = try #require(answer.page.headers[values: .setCookie].first { $0.hasPrefix("blimp_session=") })
             #expect(setCookie.contains("HttpOnly") && setCookie.contains("SameSite=Strict") && setCookie.contains("Secure"))
             let session = try #require(answer.session)

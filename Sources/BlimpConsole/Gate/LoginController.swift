@@ -65,11 +65,12 @@ struct LoginController: Sendable {
                 appKey: form["app_key"], status: .tooManyRequests)
         }
         let appID: Int64?
+        let home: String
         if let token = form["admin_token"] {
             guard let adminToken = self.adminToken, SecretDigest(of: adminToken).matches(token) else {
                 return try await self.form(request, error: "That admin token is not right.", status: .unauthorized)
             }
-            appID = nil
+            (appID, home) = (nil, "/console/apps")
         } else {
             guard let appKey = form["app_key"], let secret = form["master_secret"], RandomToken.isWellFormed(appKey),
                 let credentials = try await self.credentials(appKey), credentials.role(of: secret, at: self.gate.now()) == .master
@@ -77,11 +78,11 @@ struct LoginController: Sendable {
                 return try await self.form(
                     request, error: "The app key and master secret do not match.", appKey: form["app_key"], status: .unauthorized)
             }
-            appID = credentials.app.id
+            (appID, home) = (credentials.app.id, "/console/app/\(credentials.app.appKey)")
         }
         let started: (token: String, session: ConsoleSession)
         do { started = try await self.gate.sessions.start(appID: appID, now: self.gate.now()) } catch { throw ConsoleError.from(error) }
-        var response = PageRenderer.redirect(to: "/console")
+        var response = PageRenderer.redirect(to: home)
         response.setCookie(self.gate.cookie(for: started.token, session: started.session))
         response.setCookie(self.gate.expired(Self.loginCookie))
         return response

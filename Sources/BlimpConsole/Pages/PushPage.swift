@@ -69,7 +69,7 @@ struct PushPage: Sendable {
         let report = try await self.report(scope, context)
         return Response(
             status: .ok, headers: [.contentType: "application/json", .cacheControl: "no-store"],
-            body: ResponseBody(byteBuffer: ByteBuffer(string: report.json.text)))
+            body: ResponseBody(byteBuffer: ByteBuffer(string: RawJSON.object([.init("ok", .bool(true)), .init("push", report.json)]).text)))
     }
 
     private func cancel(_ request: Request, _ context: some RequestContext) async throws -> Response {

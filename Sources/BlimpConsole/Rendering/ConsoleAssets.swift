@@ -88,6 +88,8 @@ enum ConsoleAssets {
         .legend { font-size: .85rem; color: var(--muted); }
         @media (max-width: 640px) {
           main { padding: .75rem; }
+          nav { order: 3; flex: 1 0 100%; flex-wrap: nowrap; overflow-x: auto; }
+          nav a { white-space: nowrap; }
           .top { padding: .5rem .75rem; }
           .big { font-size: 1.6rem; }
           dl.states { grid-template-columns: repeat(2, 1fr); }

@@ -10,7 +10,8 @@ struct PageView<Body>: Sendable where Body: Sendable {
 struct Navigation: Sendable {
     enum Section: Sendable { case overview, channels, activities, pushes, compose, apps }
 
-    let base: String
+    /// The app's pages, `/console/app/<key>`; `nil` on the admin's apps pages.
+    let base: String?
     let appName: String?
     let isAdmin: Bool
     let csrf: String
@@ -26,7 +27,7 @@ struct Navigation: Sendable {
     }
 
     init(user: SignedIn, app: String?, appName: String?, _ section: Section) {
-        self.base = app.map { "/console/app/\($0)" } ?? ""
+        self.base = app.map { "/console/app/\($0)" }
         self.appName = appName
         self.isAdmin = user.session.isAdmin
         self.csrf = user.session.csrfToken
