@@ -9,6 +9,8 @@ import Hummingbird
 /// - `Basic app_key:master_secret` or `Basic app_key:app_secret`;
 /// - the SDK's signed bearer tokens: `X-UA-Appkey`, `X-UA-Nonce`, `X-UA-Timestamp` (and `X-UA-Channel-ID` for a
 ///   channel), signed with the app secret; SDKs before 17 sign `appKey:channelID` alone;
+/// - after `AppStore.rotateAppSecret`, the previous app secret too, in Basic and in signatures, until its overlap
+///   ends by `now` (the apps already installed carry it);
 /// - a channel token Blimp issued from `GET /api/auth/device`, with `X-UA-Appkey`;
 /// - a server API token (`blimp apps token create`), with `X-UA-Appkey`, which acts as the master secret.
 ///
@@ -62,7 +64,7 @@ struct Authenticator: Sendable {
         guard let decoded = Data(base64Encoded: encoded).map({ String(decoding: $0, as: UTF8.self) }),
             let colon = decoded.firstIndex(of: ":"),
             let credentials = try await self.apps.credentials(appKey: String(decoded[..<colon])),
-            let role = credentials.role(of: String(decoded[decoded.index(after: colon)...]))
+            let role = credentials.role(of: String(decoded[decoded.index(after: colon)...]), at: self.now())
         else {
             throw AirshipError.unauthorized("the app key and secret do not match")
         }
@@ -85,19 +87,22 @@ struct Authenticator: Sendable {
         let channelText = headers[Self.channelID]
         let channelID = channelText.flatMap { UUID(parsing: $0) }
         guard channelText == nil || channelID != nil else { throw AirshipError.unauthorized("X-UA-Channel-ID is not a channel id") }
+        // The app secret's signature, and the previous secret's while its overlap lasts.
+        let now = self.now()
+        let signatures = credentials.signatures(at: now)
         if let nonce = headers[Self.nonce], let timestamp = headers[Self.timestamp] {
             // The SDK's nonce is a UUID. Holding it to that form keeps the two signed strings apart: a channel's
             // `appKey:channel:nonce:timestamp` could otherwise pass as an app-wide `appKey:nonce':timestamp` with
             // `nonce' = channel:nonce`, and act for every channel of the app.
             guard let nonceID = UUID(parsing: nonce) else { throw AirshipError.unauthorized("X-UA-Nonce is not a UUID") }
-            guard let signature = credentials.signature,
+            guard !signatures.isEmpty,
                 let signedAt = AirshipDate.parse(timestamp),
-                abs(signedAt.timeIntervalSince(self.now())) <= Self.signatureWindow
+                abs(signedAt.timeIntervalSince(now)) <= Self.signatureWindow
             else {
                 throw AirshipError.unauthorized("the signed token cannot be checked or is too old")
             }
             let parts = [appKey] + (channelText.map { [$0] } ?? []) + [nonce, timestamp]
-            guard signature.isValid(token, parts: parts) else {
+            guard signatures.contains(where: { $0.isValid(token, parts: parts) }) else {
                 throw AirshipError.unauthorized("the signed token does not match")
             }
             let expiresAt = signedAt.addingTimeInterval(Self.signatureWindow)
@@ -106,12 +111,10 @@ struct Authenticator: Sendable {
             }
             return Caller(credentials: credentials, access: channelID.map { Caller.Access.channel($0) } ?? .app)
         }
-        if let channelText, let channelID, let signature = credentials.signature,
-            signature.isValid(token, parts: [appKey, channelText])
-        {
+        if let channelText, let channelID, signatures.contains(where: { $0.isValid(token, parts: [appKey, channelText]) }) {
             return Caller(credentials: credentials, access: .channel(channelID))
         }
-        guard let issued = IssuedToken.verify(token, kind: .channel, appKey: appKey, key: self.tokenKey, now: self.now()),
+        guard let issued = IssuedToken.verify(token, kind: .channel, appKey: appKey, key: self.tokenKey, now: now),
             let issuedChannel = UUID(parsing: issued.subject)
         else {
             throw AirshipError.unauthorized("the token is not valid")

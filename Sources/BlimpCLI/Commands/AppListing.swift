@@ -30,7 +30,7 @@ struct CreatedApp: Codable {
     }
 }
 
-/// How `blimp apps list` prints apps.
+/// How `blimp apps list` prints apps, and `blimp apps token list` an app's tokens.
 enum AppListing {
     static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
@@ -40,8 +40,8 @@ enum AppListing {
         return encoder
     }()
 
-    static func json(_ apps: [App]) throws -> String {
-        String(decoding: try Self.encoder.encode(apps), as: UTF8.self)
+    static func json(_ rows: some Encodable) throws -> String {
+        String(decoding: try Self.encoder.encode(rows), as: UTF8.self)
     }
 
     static func table(_ apps: [App]) -> String {
@@ -52,6 +52,15 @@ enum AppListing {
                 app.createdAt.formatted(.iso8601),
             ]
         }
+        return Self.table(header: header, rows: rows)
+    }
+
+    static func table(_ tokens: [APITokenInfo]) -> String {
+        Self.table(header: ["NAME", "CREATED"], rows: tokens.map { [$0.name, $0.createdAt.formatted(.iso8601)] })
+    }
+
+    /// Columns padded to their widest cell, two spaces apart.
+    private static func table(header: [String], rows: [[String]]) -> String {
         let widths = header.indices.map { column in ([header] + rows).map { $0[column].count }.max()! }
         return ([header] + rows)
             .map { row in

@@ -3,12 +3,15 @@ import BlimpCore
 import BlimpStore
 import Foundation
 
-/// `blimp apps`: create and list apps (tenants).
+/// `blimp apps`: create and list apps (tenants) and manage their credentials.
 struct AppsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "apps",
-        abstract: "Create and list apps, and issue their server API tokens.",
-        subcommands: [Create.self, List.self, TokenCommand.self, BudgetCommand.self, DeviceAssociationCommand.self]
+        abstract: "Create and list apps, rotate their secrets, replace their APNs keys, and issue their server API tokens.",
+        subcommands: [
+            Create.self, List.self, TokenCommand.self, RotateMasterSecretCommand.self, RotateAppSecretCommand.self,
+            ReplaceAPNsKeyCommand.self, BudgetCommand.self, DeviceAssociationCommand.self,
+        ]
     )
 
     /// `blimp apps create`: prints the new app's credentials as one JSON object.
@@ -27,7 +30,6 @@ struct AppsCommand: AsyncParsableCommand {
         @OptionGroup var logging: LoggingOptions
 
         func run() async throws {
-            let logger = self.logging.makeLogger(label: "blimp.apps")
             let app = try NewApp(
                 name: self.name,
                 bundleID: self.bundleId,
@@ -39,14 +41,9 @@ struct AppsCommand: AsyncParsableCommand {
                 environment: self.apnsEnvironment
             )
             let serverKey = try ServerKeySetting.resolve()
-            let url = try self.database.resolve()
             let credentials = AppCredentials.issue()
-            try await url.withClient(logger: logger) { client in
-                _ = try await AppStore(client: client, logger: logger).create(
-                    app,
-                    credentials: credentials,
-                    serverKey: serverKey
-                )
+            _ = try await self.database.withAppStore(logging: self.logging) { apps in
+                try await apps.create(app, credentials: credentials, serverKey: serverKey)
             }
             print(try CreatedApp(app: app, credentials: credentials).json())
         }
@@ -61,10 +58,7 @@ struct AppsCommand: AsyncParsableCommand {
         @OptionGroup var logging: LoggingOptions
 
         func run() async throws {
-            let logger = self.logging.makeLogger(label: "blimp.apps")
-            let apps = try await self.database.resolve().withClient(logger: logger) { client in
-                try await AppStore(client: client, logger: logger).list()
-            }
+            let apps = try await self.database.withAppStore(logging: self.logging) { try await $0.list() }
             print(self.json ? try AppListing.json(apps) : AppListing.table(apps))
         }
     }

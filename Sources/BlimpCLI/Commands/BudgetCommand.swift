@@ -20,11 +20,8 @@ struct BudgetCommand: AsyncParsableCommand {
         guard self.perHour >= 0, self.frequentPerHour >= 0, self.startsPerHour >= 0 else {
             throw CLIError("budgets cannot be negative")
         }
-        let logger = self.logging.makeLogger(label: "blimp.apps")
         let budget = PriorityBudget(perHour: self.perHour, frequentPerHour: self.frequentPerHour, startsPerHour: self.startsPerHour)
-        try await self.database.resolve().withClient(logger: logger) { client in
-            try await AppStore(client: client, logger: logger).setBudget(budget, appKey: self.appKey)
-        }
+        try await self.database.withAppStore(logging: self.logging) { try await $0.setBudget(budget, appKey: self.appKey) }
         print("budget: \(budget.perHour) per hour, \(budget.frequentPerHour) with frequent updates, \(budget.startsPerHour) starts per hour")
     }
 }

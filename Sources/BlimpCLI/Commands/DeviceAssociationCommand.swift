@@ -23,9 +23,8 @@ struct DeviceAssociationCommand: AsyncParsableCommand {
     @OptionGroup var logging: LoggingOptions
 
     func run() async throws {
-        let logger = self.logging.makeLogger(label: "blimp.apps")
-        try await self.database.resolve().withClient(logger: logger) { client in
-            try await AppStore(client: client, logger: logger).setDeviceAssociation(self.setting == .allow, appKey: self.appKey)
+        try await self.database.withAppStore(logging: self.logging) {
+            try await $0.setDeviceAssociation(self.setting == .allow, appKey: self.appKey)
         }
         print("device association: \(self.setting.rawValue)")
     }

@@ -6,8 +6,8 @@ import BlimpStore
 struct TokenCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "token",
-        abstract: "Issue and revoke bearer tokens for an app's server API.",
-        subcommands: [Create.self, Revoke.self]
+        abstract: "Issue, list and revoke bearer tokens for an app's server API.",
+        subcommands: [Create.self, List.self, Revoke.self]
     )
 
     /// `blimp apps token create`: prints the new token (shown only once).
@@ -20,11 +20,25 @@ struct TokenCommand: AsyncParsableCommand {
         @OptionGroup var logging: LoggingOptions
 
         func run() async throws {
-            let logger = self.logging.makeLogger(label: "blimp.apps")
-            let token = try await self.database.resolve().withClient(logger: logger) { client in
-                try await AppStore(client: client, logger: logger).createToken(appKey: self.appKey, name: self.name)
+            let token = try await self.database.withAppStore(logging: self.logging) {
+                try await $0.createToken(appKey: self.appKey, name: self.name)
             }
             print(token)
+        }
+    }
+
+    /// `blimp apps token list`: the app's tokens by name, never the tokens themselves (only their digests are kept).
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List an app's tokens by name, oldest first.")
+
+        @Option(help: "The app's key.") var appKey: String
+        @Flag(help: "Print a JSON array instead of a table.") var json = false
+        @OptionGroup var database: DatabaseOptions
+        @OptionGroup var logging: LoggingOptions
+
+        func run() async throws {
+            let tokens = try await self.database.withAppStore(logging: self.logging) { try await $0.tokens(appKey: self.appKey) }
+            print(self.json ? try AppListing.json(tokens) : AppListing.table(tokens))
         }
     }
 
@@ -38,9 +52,8 @@ struct TokenCommand: AsyncParsableCommand {
         @OptionGroup var logging: LoggingOptions
 
         func run() async throws {
-            let logger = self.logging.makeLogger(label: "blimp.apps")
-            let revoked = try await self.database.resolve().withClient(logger: logger) { client in
-                try await AppStore(client: client, logger: logger).revokeToken(appKey: self.appKey, name: self.name)
+            let revoked = try await self.database.withAppStore(logging: self.logging) {
+                try await $0.revokeToken(appKey: self.appKey, name: self.name)
             }
             guard revoked else { throw CLIError("the app has no token named \(self.name)") }
             print("revoked \(self.name)")
