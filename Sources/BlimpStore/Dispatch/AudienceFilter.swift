@@ -30,12 +30,16 @@ struct AudienceFilter {
         case .namedUser(let id):
             return "EXISTS (SELECT 1 FROM channels n WHERE n.app_id = \(app) AND n.channel_id = \(channel) AND n.named_user_id = \(self.bind(id)))"
         case .tag(let tag, let group):
+            // The channel's own tag is probed row by row (`OFFSET 0` keeps PostgreSQL from hashing every channel with
+            // the tag, which costs as much as the tag is common, per batch). Its named user's tags are looked at only
+            // when some named user has the tag at all: that check runs once per statement.
             let (tag, group) = (self.bind(tag), self.bind(group))
             return """
                 (EXISTS (SELECT 1 FROM channel_tags t WHERE t.app_id = \(app) AND t.tag_group = \(group) AND t.tag = \(tag) \
-                AND t.channel_id = \(channel)) \
-                OR EXISTS (SELECT 1 FROM channels n JOIN named_user_tags u ON u.app_id = n.app_id AND u.named_user_id = n.named_user_id \
-                WHERE n.app_id = \(app) AND n.channel_id = \(channel) AND u.tag_group = \(group) AND u.tag = \(tag)))
+                AND t.channel_id = \(channel) OFFSET 0) \
+                OR (EXISTS (SELECT 1 FROM named_user_tags g WHERE g.app_id = \(app) AND g.tag_group = \(group) AND g.tag = \(tag)) \
+                AND EXISTS (SELECT 1 FROM channels n JOIN named_user_tags u ON u.app_id = n.app_id AND u.named_user_id = n.named_user_id \
+                WHERE n.app_id = \(app) AND n.channel_id = \(channel) AND u.tag_group = \(group) AND u.tag = \(tag))))
                 """
         case .and(let children):
             return self.join(children, "AND", channel: channel, app: app)
