@@ -291,6 +291,8 @@ import Testing
                     #expect(result.status == 0, "\(result.stderr)")
                     #expect(result.stdout.contains("API            http://127.0.0.1:\(port)"))
                     #expect(result.stdout.contains("curl http://127.0.0.1:\(port)/ready"))
+                    // The commands it suggests name the binary that runs, which need not be on PATH.
+                    #expect(result.stdout.contains(" \(BlimpProcess.executable.path) push --url http://127.0.0.1:\(port) "))
                     #expect(result.stdout.contains("the simulator at https://127.0.0.1:\(simPort)"))
                     let appKey = try #require(result.stdout.firstMatch(of: /App key +([A-Za-z0-9_-]{22})/)).1
                     if run == 0 { firstKey = String(appKey) } else { #expect(String(appKey) == firstKey) }

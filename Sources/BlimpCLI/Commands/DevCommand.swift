@@ -67,11 +67,12 @@ struct DevCommand: AsyncParsableCommand {
 
     func banner(demo: CreatedApp, apns: APNsEndpointSettings, simulator: EmbeddedSimulator?) -> String {
         let base = "http://\(self.listen.host):\(self.listen.port)"
+        let blimp = Self.invocation()
         var tries = [
             "curl \(base)/ready",
-            "BLIMP_APP_SECRET=\(demo.appSecret) blimp simulate-devices --url \(base) --app-key \(demo.appKey) --count 100",
+            "BLIMP_APP_SECRET=\(demo.appSecret) \(blimp) simulate-devices --url \(base) --app-key \(demo.appKey) --count 100",
             "curl -u \(demo.appKey):\(demo.masterSecret) -H 'Accept: application/vnd.urbanairship+json; version=3' \(base)/api/channels?limit=5",
-            "BLIMP_MASTER_SECRET=\(demo.masterSecret) blimp push --url \(base) --app-key \(demo.appKey) --name demo-match --content-state '{\"home\": 1}' --wait",
+            "BLIMP_MASTER_SECRET=\(demo.masterSecret) \(blimp) push --url \(base) --app-key \(demo.appKey) --name demo-match --content-state '{\"home\": 1}' --wait",
         ]
         if let simulator { tries.append("curl \(simulator.adminURL)/counters   # what the simulated devices received") }
         let apnsLine = simulator.map { "the simulator at \($0.url) (admin \($0.adminURL)), trusting the demo app's key" }
@@ -91,5 +92,12 @@ struct DevCommand: AsyncParsableCommand {
 
 
             """
+    }
+
+    /// How to run this `blimp` again from the same folder: as it was invoked when that names a path (a build's
+    /// `.build/debug/blimp` is not on `PATH`), else `blimp`.
+    static func invocation(_ arguments: [String] = CommandLine.arguments) -> String {
+        guard let first = arguments.first, first.contains("/") else { return "blimp" }
+        return first.contains(" ") ? "'\(first)'" : first
     }
 }
