@@ -18,6 +18,8 @@ struct FanOut {
 
     /// The app's side of delivery: its topic, key, environment and budget.
     struct DeliveryTarget: Sendable {
+        /// The app's public key, for logs.
+        var appKey: String
         var bundleID: String
         var key: APNsSigningKey
         var environment: APNsEnvironment

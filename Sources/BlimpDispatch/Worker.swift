@@ -90,11 +90,13 @@ public final class Worker: Service, Sendable {
     /// fails its push (``DispatchStore/partFailed(appID:pushID:part:reason:permanent:worker:policy:)``).
     private func deliver(_ push: ClaimedPush) async {
         var metadata: Logger.Metadata = ["push.id": "\(push.pushID.lowercaseString)", "part": "\(push.part)", "worker": "\(self.name)"]
-        self.logger.debug("part claimed", metadata: metadata)
         do {
+            let delivery = try await self.profile(of: push.appID)
+            metadata["app.key"] = "\(delivery.appKey)"
+            self.logger.debug("part claimed", metadata: metadata)
             let fanOut = FanOut(
-                store: self.store, apns: self.apns, delivery: try await self.profile(of: push.appID),
-                configuration: self.configuration, worker: self.name, now: self.now)
+                store: self.store, apns: self.apns, delivery: delivery, configuration: self.configuration, worker: self.name,
+                now: self.now)
             let ending = try await self.renewingLease(of: push) { try await fanOut.run(push) }
             if case .abandoned = ending { try await self.store.release(push, worker: self.name) }
             self.logger.debug("part \(ending)", metadata: metadata)
@@ -147,7 +149,7 @@ public final class Worker: Service, Sendable {
             return cached.0
         }
         let (app, key, budget) = try await self.apps.delivery(appID: appID, serverKey: self.serverKey)
-        let profile = FanOut.DeliveryTarget(bundleID: app.bundleID, key: key, environment: app.apnsEnvironment, budget: budget)
+        let profile = FanOut.DeliveryTarget(appKey: app.appKey, bundleID: app.bundleID, key: key, environment: app.apnsEnvironment, budget: budget)
         self.profiles.withLock { $0[appID] = (profile, self.now()) }
         return profile
     }

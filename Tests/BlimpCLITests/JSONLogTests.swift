@@ -61,7 +61,7 @@ import Glibc
                     }
                 }
                 // Requests and pushes can be followed through the log.
-                #expect(keys.contains("hb.request.id") && keys.contains("push.id"), "\(keys.sorted())")
+                #expect(["hb.request.id", "push.id", "part", "app.key"].allSatisfy(keys.contains), "\(keys.sorted())")
             }
         }
     }

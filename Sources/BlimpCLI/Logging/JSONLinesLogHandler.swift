@@ -3,8 +3,8 @@ import Foundation
 import Logging
 
 /// Logs as JSON lines on standard error, one object per entry: `time` (UTC, milliseconds), `level`, `label`,
-/// `message`, `source`, `error` when there is one, and the entry's metadata as further members (`request_id`,
-/// `push_id`…), for log shippers that read JSON.
+/// `message`, `source`, `error` when there is one, and the entry's metadata as further members (`hb.request.id`,
+/// `push.id`…), for log shippers that read JSON.
 struct JSONLinesLogHandler: LogHandler {
     let label: String
     var logLevel: Logger.Level = .info
