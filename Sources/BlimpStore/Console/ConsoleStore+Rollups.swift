@@ -72,6 +72,9 @@ extension ConsoleStore {
                 FROM live_activities
                 WHERE state IN ('active', 'ended') AND (\(appID)::bigint IS NULL OR app_id = \(appID))
                 GROUP BY app_id, name
+                -- A new app's first count and the janitor's pass may meet: the later one wins.
+                ON CONFLICT (app_id, name) DO UPDATE
+                SET active = excluded.active, ended = excluded.ended, expired = excluded.expired, computed_at = excluded.computed_at
                 RETURNING 1)
             SELECT count(*)::int FROM counted
             """
