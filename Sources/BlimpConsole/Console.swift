@@ -44,7 +44,7 @@ public struct Console: Sendable {
             attempts: RateLimiter(self.configuration.signIns), clientAddress: self.configuration.clientAddress, renderer: renderer
         ).addRoutes(to: root)
         AppsPage(gate: gate, apps: apps, serverKey: self.serverKey, renderer: renderer).addRoutes(to: root)
-        AppPage(gate: gate, apps: apps, sessions: sessions, serverKey: self.serverKey, renderer: renderer).addRoutes(to: root)
+        AppPage(gate: gate, apps: apps, serverKey: self.serverKey, renderer: renderer).addRoutes(to: root)
 
         let app = root.group("app/:app")
         OverviewPage(gate: gate, console: console, renderer: renderer).addRoutes(to: app)

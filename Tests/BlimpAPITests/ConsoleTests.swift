@@ -180,6 +180,15 @@ import Testing
             let token = try await Self.post(
                 client, "/console/apps/\(harness.orders.app.appKey)/token", cookie: admin, [("csrf", try #require(apps.csrf)), ("token_name", "ci")])
             #expect(token.text.contains("id=\"new-secret-value\""))
+
+            // Rotating an app's master secret ends the sessions signed in with it.
+            let scores = try await Self.signIn(client, harness.scores)
+            let overview = "/console/app/\(harness.scores.app.appKey)"
+            #expect(try await Self.get(client, overview, cookie: scores).status == .ok)
+            let rotated = try await Self.post(
+                client, "/console/apps/\(harness.scores.app.appKey)/master", cookie: admin, [("csrf", try #require(apps.csrf))])
+            #expect(rotated.text.contains("id=\"new-secret-value\""))
+            #expect(try await Self.get(client, overview, cookie: scores).headers[.location] == "/console/login")
         }
     }
 }

@@ -9,7 +9,6 @@ import Hummingbird
 struct AppPage: Sendable {
     let gate: ConsoleGate
     let apps: AppStore
-    let sessions: ConsoleSessions
     let serverKey: ServerKey
     let renderer: PageRenderer
 
@@ -69,7 +68,6 @@ struct AppPage: Sendable {
                 return try await self.page(user, app, notice: "The APNs key is replaced; workers use it within a minute.")
             case "master":
                 let secret = try await self.apps.rotateMasterSecret(appKey: app.appKey)
-                try await self.sessions.endAll(appID: app.id)
                 return try await self.page(
                     user, app, secret: View.Secret(what: "New master secret (the old one no longer works)", value: secret))
             case "app-secret":

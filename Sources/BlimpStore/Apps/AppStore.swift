@@ -103,10 +103,16 @@ public struct AppStore: Sendable {
 
     /// Issues a new master secret and returns it (shown once: only its digest is stored). The previous master secret
     /// stops working at once here; API processes that cached the app's credentials may accept it for up to 30 s more
-    /// (`AppDirectory.lifetime`). Server API tokens are not affected (`revokeToken` revokes them).
+    /// (`AppDirectory.lifetime`). The app's console sessions, signed in with it, end with it. Server API tokens are
+    /// not affected (`revokeToken` revokes them).
     public func rotateMasterSecret(appKey: String) async throws(AppStoreError) -> String {
         let secret = RandomToken.make()
-        try await self.updateOne("UPDATE apps SET master_secret_sha256 = \(Self.digest(of: secret)) WHERE app_key = \(appKey) RETURNING 1")
+        try await self.updateOne(
+            """
+            WITH rotated AS (UPDATE apps SET master_secret_sha256 = \(Self.digest(of: secret)) WHERE app_key = \(appKey) RETURNING id),
+                 ended AS (DELETE FROM console_sessions WHERE app_id IN (SELECT id FROM rotated))
+            SELECT 1 FROM rotated
+            """)
         return secret
     }
 

@@ -66,13 +66,6 @@ public struct ConsoleSessions: Sendable {
         }
     }
 
-    /// Ends every session of the app: its master secret changed.
-    public func endAll(appID: Int64) async throws(StoreError) {
-        try await StoreError.mapping {
-            _ = try await self.client.query("DELETE FROM console_sessions WHERE app_id = \(appID)", logger: self.logger)
-        }
-    }
-
     /// Deletes expired sessions (a ``Janitor`` chore); returns how many went.
     public func deleteExpired() async throws(StoreError) -> Int {
         try await StoreError.mapping {
