@@ -132,6 +132,31 @@ import Testing
         }
     }
 
+    /// Hostile values in queries, forms and paths get a 4xx page, and the console goes on serving.
+    @Test func hostileInputIsRefusedWithAClientError() async throws {
+        try await APIHarness.run { harness, client in
+            let session = try await Self.signIn(client, harness.scores)
+            let base = "/console/app/\(harness.scores.app.appKey)"
+            let csrf = try #require(try await Self.get(client, "\(base)/compose", cookie: session).csrf)
+            for uri in [
+                "\(base)/channels?by=tag&group=device&q=a%00b", "\(base)/channels?by=named_user&q=%00",
+                "\(base)/channels?by=tag&group=%00&q=x", "\(base)/activities?after=%00", "\(base)/activities/a%00b",
+                "\(base)/activities/%ZZ", "\(base)/channels?by=token&q=\(String(repeating: "a", count: 201))",
+                "\(base)/channels?by=channel&q=1e-20000", "\(base)/pushes/-1", "\(base)/channels/\(String(repeating: "f", count: 5000))",
+            ] {
+                let page = try await Self.get(client, uri, cookie: session)
+                #expect((400..<500).contains(page.status.code), "\(uri): \(page.status)")
+            }
+            let nul = try await Self.post(
+                client, "\(base)/compose", cookie: session, [("csrf", csrf), ("event", "update"), ("name", "a\u{0}b"), ("action", "preview")])
+            #expect(nul.status == .badRequest)
+            let huge = try await Self.post(
+                client, "\(base)/compose", cookie: session, [("csrf", csrf), ("content_state", String(repeating: "x", count: 300_000))])
+            #expect(huge.status == .badRequest)
+            #expect(try await Self.get(client, "\(base)/channels", cookie: session).status == .ok)
+        }
+    }
+
     @Test func composeRefusesWhatTheAPIRefusesNextToTheField() async throws {
         try await APIHarness.run { harness, client in
             let session = try await Self.signIn(client, harness.scores)

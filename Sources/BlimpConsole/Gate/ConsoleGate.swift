@@ -46,11 +46,18 @@ struct ConsoleGate: Sendable {
     /// The app named by the path's `app` key, which an app's session may open only for itself.
     func scope(_ request: Request, _ context: some RequestContext) async throws -> AppScope {
         let user = try await self.signedIn(request)
-        guard let key = context.parameters.get("app"), RandomToken.isWellFormed(key) else { throw ConsoleError.notFound }
+        let app = try await self.app(keyed: context.parameters.get("app"))
+        guard user.session.isAdmin || user.session.appID == app.id else { throw ConsoleError.notFound }
+        return AppScope(user: user, app: app)
+    }
+
+    /// The app with the app key a path names, or ``ConsoleError/notFound``.
+    func app(keyed key: String?) async throws -> App {
+        guard let key, RandomToken.isWellFormed(key) else { throw ConsoleError.notFound }
         let app: App?
         do { app = try await self.apps.find(appKey: key) } catch { throw ConsoleError.unavailable }
-        guard let app, user.session.isAdmin || user.session.appID == app.id else { throw ConsoleError.notFound }
-        return AppScope(user: user, app: app)
+        guard let app else { throw ConsoleError.notFound }
+        return app
     }
 
     /// The form's fields, once its CSRF token is the session's.

@@ -8,11 +8,16 @@ struct FormFields: Sendable {
     /// The largest form body the console reads (an APNs key and a content state fit many times over).
     static let maximumBody = 256 * 1024
 
-    init(encoded: Substring) {
+    /// The fields of `encoded`; a NUL character, which no field may hold (PostgreSQL's text cannot), is refused.
+    init(encoded: Substring) throws {
         for pair in encoded.split(separator: "&") {
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             guard let name = Self.decode(parts[0]), self.values[name] == nil else { continue }
-            self.values[name] = parts.count > 1 ? Self.decode(parts[1]) ?? "" : ""
+            let value = parts.count > 1 ? Self.decode(parts[1]) ?? "" : ""
+            guard !name.contains("\0"), !value.contains("\0") else {
+                throw ConsoleError.badRequest("A field holds a NUL character, which no field may.")
+            }
+            self.values[name] = value
         }
     }
 
@@ -21,12 +26,12 @@ struct FormFields: Sendable {
         guard let buffer = try? await request.body.collect(upTo: Self.maximumBody) else {
             throw ConsoleError.badRequest("The form is larger than \(Self.maximumBody / 1024) KB.")
         }
-        self.init(encoded: Substring(String(buffer: buffer)))
+        try self.init(encoded: Substring(String(buffer: buffer)))
     }
 
     /// The request's query string.
-    init(query request: Request) {
-        self.init(encoded: Substring(request.uri.query ?? ""))
+    init(query request: Request) throws {
+        try self.init(encoded: Substring(request.uri.query ?? ""))
     }
 
     /// The field's value, with surrounding white space trimmed; `nil` when absent or empty.

@@ -33,7 +33,7 @@ struct ActivitiesPage: Sendable {
 
     private func show(_ request: Request, _ context: some RequestContext) async throws -> Response {
         let scope = try await self.gate.scope(request, context)
-        let after = FormFields(query: request).raw("after")
+        let after = try FormFields(query: request).raw("after")
         let names: [ActivityNameSummary]
         do {
             _ = try await self.console.rollup(appID: scope.app.id, now: self.gate.now()) // counts a new app's names once

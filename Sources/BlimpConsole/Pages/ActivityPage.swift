@@ -26,7 +26,7 @@ struct ActivityPage: Sendable {
 
     private func show(_ request: Request, _ context: some RequestContext) async throws -> Response {
         let scope = try await self.gate.scope(request, context)
-        guard let name = context.parameters.get("name")?.removingPercentEncoding, !name.isEmpty else { throw ConsoleError.notFound }
+        guard let name = context.parameters.get("name").flatMap(Paths.decode) else { throw ConsoleError.notFound }
         let summary: ActivityNameSummary
         let timeline: [PushReport]
         do {

@@ -41,30 +41,22 @@ struct AppPage: Sendable {
         router.post("apps/:key/:action") { request, context in try await self.change(request, context) }
     }
 
-    private func app(_ context: some RequestContext) async throws -> App {
-        guard let key = context.parameters.get("key"), RandomToken.isWellFormed(key) else { throw ConsoleError.notFound }
-        let app: App?
-        do { app = try await self.apps.find(appKey: key) } catch { throw ConsoleError.unavailable }
-        guard let app else { throw ConsoleError.notFound }
-        return app
-    }
-
     private func show(_ request: Request, _ context: some RequestContext) async throws -> Response {
         let user = try await self.gate.admin(request)
-        return try await self.page(user, try await self.app(context))
+        return try await self.page(user, try await self.gate.app(keyed: context.parameters.get("key")))
     }
 
     private func change(_ request: Request, _ context: some RequestContext) async throws -> Response {
         let user = try await self.gate.admin(request)
         let form = try await self.gate.form(request, of: user)
-        var app = try await self.app(context)
+        var app = try await self.gate.app(keyed: context.parameters.get("key"))
         do {
             switch context.parameters.get("action") {
             case "key":
                 let key = try APNsSigningKey(pem: form.raw("p8") ?? "", keyID: form["key_id"] ?? "", teamID: form["team_id"] ?? "")
                 let environment = APNsEnvironment(rawValue: form["environment"] ?? "") ?? app.apnsEnvironment
                 _ = try await self.apps.replaceAPNsKey(appKey: app.appKey, signingKey: key, environment: environment, serverKey: self.serverKey)
-                app = try await self.app(context)
+                app = try await self.gate.app(keyed: context.parameters.get("key"))
                 return try await self.page(user, app, notice: "The APNs key is replaced; workers use it within a minute.")
             case "master":
                 let secret = try await self.apps.rotateMasterSecret(appKey: app.appKey)

@@ -38,7 +38,7 @@ struct ChannelsPage: Sendable {
 
     private func show(_ request: Request, _ context: some RequestContext) async throws -> Response {
         let scope = try await self.gate.scope(request, context)
-        let form = FormFields(query: request)
+        let form = try FormFields(query: request)
         let by = form["by"] ?? "tag"
         let group = form["group"] ?? "device"
         let text = form["q"] ?? ""
@@ -74,7 +74,8 @@ struct ChannelsPage: Sendable {
         let view = View(
             choices: labels.map { View.Choice(value: $0.0, label: $0.1, selected: $0.0 == by) }, group: group, query: text,
             error: error, rows: rows, hasRows: !rows.isEmpty, nextPage: next)
-        return self.renderer.page("channels", title: "Channels", nav: Navigation(scope, .channels), view)
+        return self.renderer.page(
+            "channels", title: "Channels", nav: Navigation(scope, .channels), view, status: error == nil ? .ok : .badRequest)
     }
 
     /// Why a search cannot be made, in words for the form.

@@ -63,7 +63,7 @@ struct ComposePage: Sendable {
     private func show(_ request: Request, _ context: some RequestContext) async throws -> Response {
         let scope = try await self.gate.scope(request, context)
         var form = ComposeForm()
-        form.name = FormFields(query: request)["name"] ?? ""
+        form.name = try FormFields(query: request)["name"] ?? ""
         return self.page(scope, form, errors: [:], preview: nil)
     }
 

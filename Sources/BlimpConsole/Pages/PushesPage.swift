@@ -36,7 +36,7 @@ struct PushesPage: Sendable {
 
     private func show(_ request: Request, _ context: some RequestContext) async throws -> Response {
         let scope = try await self.gate.scope(request, context)
-        let start = FormFields(query: request)["start"].flatMap { UUID(parsing: $0) }
+        let start = try FormFields(query: request)["start"].flatMap { UUID(parsing: $0) }
         let page: (reports: [PushReport], next: UUID?)
         do { page = try await self.reports.list(appID: scope.app.id, limit: Self.pageSize, start: start) } catch {
             throw ConsoleError.from(error)

@@ -4,14 +4,7 @@ import Foundation
 /// How the console writes times, ages, tokens and numbers.
 enum Format {
     /// `2026-11-23 20:15:03 UTC`.
-    static func time(_ date: Date) -> String {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC")!
-        let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
-        return String(
-            format: "%04d-%02d-%02d %02d:%02d:%02d UTC", parts.year ?? 0, parts.month ?? 0, parts.day ?? 0, parts.hour ?? 0,
-            parts.minute ?? 0, parts.second ?? 0)
-    }
+    static func time(_ date: Date) -> String { AirshipDate.format(date, separator: " ") + " UTC" }
 
     /// `42 s`, `7 min`, `3 h 20 min`, `2 d 4 h`: how long ago `date` was.
     static func age(_ date: Date, now: Date) -> String {
