@@ -424,3 +424,20 @@ CREATE TABLE activity_name_rollups (
 DROP INDEX CONCURRENTLY IF EXISTS pushes_by_activity_name_and_acceptance;
 CREATE INDEX CONCURRENTLY pushes_by_activity_name_and_acceptance
     ON pushes (app_id, activity_name, accepted_at DESC) WHERE activity_name IS NOT NULL;
+
+-- version 12: deployment-wide leases and secrets
+-- Short leases that let one process of the deployment do what must be done once (export the deployment's gauges):
+-- a process holds a lease while it renews it before expires_at; another takes it over once it lapses. Plain rows,
+-- so they work through a connection pooler in transaction mode, where session advisory locks do not.
+CREATE TABLE deployment_leases (
+    name       text PRIMARY KEY,
+    holder     text NOT NULL,
+    expires_at timestamptz NOT NULL
+);
+-- Keys the deployment derives once and must keep across rotations of BLIMP_SECRET_KEY (what contact ids are derived
+-- from), sealed under the current server key; `blimp secret-key rotate` seals them again under the new one.
+CREATE TABLE deployment_secrets (
+    name       text PRIMARY KEY,
+    sealed     bytea NOT NULL,
+    updated_at timestamptz NOT NULL DEFAULT now()
+);

@@ -19,7 +19,7 @@ import Testing
             let tables = try await client.query(
                 "SELECT count(*)::int FROM pg_tables WHERE schemaname = 'public'", logger: TestDatabase.logger
             ).decode(Int.self).array()
-            #expect(tables == [20])
+            #expect(tables == [22])
         }
     }
 
@@ -67,7 +67,7 @@ import Testing
     }
 
     /// Every index on tenant rows leads with app_id. (Console sessions are the deployment's, found by their token: an
-    /// admin's has no app.)
+    /// admin's has no app; deployment leases and secrets belong to no app.)
     @Test func everyTenantIndexLeadsWithAppID() async throws {
         try await TestDatabase.withFreshDatabase { _, client in
             let rows = try await client.query(
@@ -77,7 +77,7 @@ import Testing
                 JOIN pg_class t ON t.oid = i.indrelid
                 JOIN pg_namespace n ON n.oid = t.relnamespace AND n.nspname = 'public'
                 JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum = i.indkey[0]
-                WHERE t.relname NOT IN ('apps', 'schema_migrations', 'console_sessions')
+                WHERE t.relname NOT IN ('apps', 'schema_migrations', 'console_sessions', 'deployment_leases', 'deployment_secrets')
                 """,
                 logger: TestDatabase.logger
             )
