@@ -56,6 +56,8 @@ public enum APIServer {
         let publicURL = PublicURL(configuration.publicURL)
 
         let router = Router(context: APIRequestContext.self)
+        // Outermost, so that it counts every answer as sent, errors included.
+        router.middlewares.add(MetricsMiddleware())
         router.middlewares.add(LogRequestsMiddleware(.debug))
         router.middlewares.add(AirshipErrorMiddleware())
         router.middlewares.add(RequestDeadlineMiddleware(timeout: configuration.limits.requestTimeout))

@@ -87,6 +87,7 @@ public final class APNsClient: Sendable {
         } catch {
             self.logger.warning("apns requests failed", metadata: ["count": "\(pending.count)", "error": "\(error)"])
         }
+        APNsMetrics.count(responses)
         return responses
     }
 
@@ -135,6 +136,14 @@ public final class APNsClient: Sendable {
         self.pools.withLock { Array($0.values) }.flatMap { $0.statuses() }
     }
 
+    /// Sets `blimp_apns_connections` and `blimp_apns_streams` to the open connections and their requests in flight
+    /// (a scrape calls it).
+    public func recordConnectionMetrics() {
+        let statuses = self.connectionStatuses()
+        APNsMetrics.connections.record(statuses.count)
+        APNsMetrics.streams.record(statuses.reduce(0) { $0 + $1.inFlight })
+    }
+
     /// Closes every connection.
     public func shutdown() async {
         let pools = self.pools.withLock { pools in
@@ -153,7 +162,7 @@ public final class APNsClient: Sendable {
             let pool = APNsConnectionPool(
                 baseURL: self.configuration.endpoint.baseURL(for: environment),
                 sslContext: self.sslContext,
-                tokens: ProviderTokenCache(key: key, now: self.now),
+                tokens: ProviderTokenCache(key: key, now: self.now, signed: { APNsMetrics.providerTokensSigned.increment() }),
                 configuration: self.configuration
             )
             pools[poolKey] = pool

@@ -81,6 +81,8 @@ struct FanOut {
     /// Sends one batch, all at once (the client queues what its connections cannot take yet), and counts it.
     private func send(_ batch: [DispatchTarget], of push: ClaimedPush, counts: inout PushCounts) async -> [DispatchStore.Outcome] {
         let plans = batch.map { self.plan($0, of: push) }
+        let before = counts
+        defer { DispatchMetrics.count(from: before, to: counts) }
         counts.targets += batch.count
         var sends: [(APNsRequest, DispatchTarget)] = []
         for plan in plans {

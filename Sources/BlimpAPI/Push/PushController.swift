@@ -32,6 +32,16 @@ struct PushController: Sendable {
     }
 
     func send(_ request: Request) async throws -> Response {
+        do {
+            return try await self.queue(request)
+        } catch {
+            PushRefusals.count(error)
+            throw error
+        }
+    }
+
+    /// Queues the request's pushes: 202 once committed.
+    private func queue(_ request: Request) async throws -> Response {
         let caller = try await self.auth.master(request, .push)
         let key = try Self.idempotencyKey(of: request)
         let (pushes, isBatch) = try await self.pushes(in: request)

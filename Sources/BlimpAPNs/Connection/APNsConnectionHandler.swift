@@ -28,6 +28,8 @@ final class APNsConnectionHandler: ChannelInboundHandler {
         var reply: BatchReply
         var index: Int
         var deadline: NIODeadline
+        /// When its stream opened, for ``APNsMetrics/requestDuration``.
+        var openedAt = NIODeadline.uptimeNanoseconds(0)
         var sendWindow = 0
         /// How much of the request's payload has gone out in DATA frames.
         var bodySent = 0
@@ -137,6 +139,7 @@ final class APNsConnectionHandler: ChannelInboundHandler {
         let streamID = self.nextStreamID
         self.nextStreamID += 2
         var exchange = exchange
+        exchange.openedAt = .now()
         exchange.sendWindow = self.initialStreamSendWindow
         let request = exchange.request
         let hasBody = !request.payload.isEmpty
@@ -367,6 +370,7 @@ final class APNsConnectionHandler: ChannelInboundHandler {
             case let status?: .rejected(status: status, body: exchange.body)
             case nil: .noResponse
             }
+        if exchange.status != nil { APNsMetrics.requestDuration.recordNanoseconds((NIODeadline.now() - exchange.openedAt).nanoseconds) }
         self.close(streamID, with: .response(response))
     }
 

@@ -14,15 +14,17 @@ struct APICommand: AsyncParsableCommand {
 
     @OptionGroup var listen: ListenOptions
     @OptionGroup var limits: LimitOptions
+    @OptionGroup var metrics: MetricsOptions
     @OptionGroup var database: DatabaseOptions
     @OptionGroup var logging: LoggingOptions
 
     func run() async throws {
         let logger = self.logging.makeLogger(label: "blimp.api")
+        let metrics = try self.metrics.bootstrap()
         let serverKey = try ServerKeySetting.resolve()
         let services = self.listen.buildAPI(
             database: try self.database.resolve(), serverKey: serverKey, limits: self.limits.limits, logger: logger)
-        try await runServices(services.all, logger: logger)
+        try await runServices(services.all + services.metrics(metrics, logger: logger), logger: logger)
     }
 }
 
@@ -36,6 +38,15 @@ struct APIServices {
     let janitor: Janitor
 
     var all: [any Service] { [self.database, self.janitorDatabase, self.api, self.janitor] }
+
+    /// With metrics on: the queue's gauges (on the janitor's connection) and the metrics endpoint.
+    func metrics(_ server: MetricsServer?, samplers: [MetricsServer.Sampler] = [], logger: Logger) -> [any Service] {
+        guard let server else { return [] }
+        let gauges = QueueGauges(
+            leases: DeploymentLeases(client: self.janitorDatabase, logger: logger),
+            dispatch: DispatchStore(client: self.janitorDatabase, logger: logger), logger: logger)
+        return [gauges, server.service(samplers: [gauges.sample] + samplers, logger: logger)]
+    }
 }
 
 extension ListenOptions {
@@ -43,11 +54,14 @@ extension ListenOptions {
     func buildAPI(database url: DatabaseURL, serverKey: ServerKey, limits: APILimits, logger: Logger) -> APIServices {
         // Statements of the API's requests end with their request; the janitor's long deletes have connections of
         // their own, without that limit.
+        let requestsConfiguration = url.clientConfiguration(statementTimeout: limits.requestTimeout)
         let database = PostgresClient(
-            configuration: url.clientConfiguration(statementTimeout: limits.requestTimeout), backgroundLogger: logger)
+            configuration: requestsConfiguration,
+            backgroundLogger: logger.countingPoolConnections(as: "api", maximum: requestsConfiguration.options.maximumConnections))
         var janitorConfiguration = url.clientConfiguration()
         janitorConfiguration.options.maximumConnections = 1
-        let janitorDatabase = PostgresClient(configuration: janitorConfiguration, backgroundLogger: logger)
+        let janitorDatabase = PostgresClient(
+            configuration: janitorConfiguration, backgroundLogger: logger.countingPoolConnections(as: "janitor", maximum: 1))
         let configuration = APIConfiguration(
             serverKey: serverKey, publicURL: self.publicURL, limits: limits, adminToken: self.adminToken)
         let api = APIServer.buildApplication(

@@ -20,11 +20,13 @@ struct DevCommand: AsyncParsableCommand {
     @OptionGroup var limits: LimitOptions
     @Option(help: "The APNs simulator's port (not run when BLIMP_APNS_URL is set).") var apnsSimPort = 2197
     @Option(help: "The APNs simulator's admin port.") var apnsSimAdminPort = 2198
+    @OptionGroup var metrics: MetricsOptions
     @OptionGroup var database: DatabaseOptions
     @OptionGroup var logging: LoggingOptions
 
     func run() async throws {
         let logger = self.logging.makeLogger(label: "blimp.dev")
+        let metrics = try self.metrics.bootstrap()
         let state = try StateFolder(path: self.stateDir)
         let serverKey = try state.serverKey()
         let configured = try APNsEndpointSetting.resolve()
@@ -46,7 +48,8 @@ struct DevCommand: AsyncParsableCommand {
             FileHandle.standardOutput.write(Data(self.banner(demo: demo, apns: apns, simulator: simulator).utf8))
         }
         let worker = try WorkerCommand.worker(database: database, apns: apns, serverKey: serverKey, logger: logger)
-        try await runServices(services.all + [worker] + (simulator?.services ?? []), logger: logger)
+        let endpoint = services.metrics(metrics, samplers: [worker.apns.recordConnectionMetrics], logger: logger)
+        try await runServices(services.all + [worker] + (simulator?.services ?? []) + endpoint, logger: logger)
         await worker.apns.shutdown()
     }
 

@@ -18,11 +18,13 @@ struct WorkerCommand: AsyncParsableCommand {
     @Option(help: "Seconds a claimed part stays with this worker without a checkpoint before another may resume it.")
     var leaseSeconds = 30
     @Option(help: "A name for this worker in logs and leases (default: worker-<random>).") var name: String?
+    @OptionGroup var metrics: MetricsOptions
     @OptionGroup var database: DatabaseOptions
     @OptionGroup var logging: LoggingOptions
 
     func run() async throws {
         let logger = self.logging.makeLogger(label: "blimp.worker")
+        let metrics = try self.metrics.bootstrap()
         guard self.concurrentPushes > 0, self.batchSize > 0, self.fanOutParts > 0, self.leaseSeconds > 0 else {
             throw CLIError("--concurrent-pushes, --batch-size, --fan-out-parts and --lease-seconds must be positive")
         }
@@ -31,11 +33,15 @@ struct WorkerCommand: AsyncParsableCommand {
         configuration.batchSize = self.batchSize
         configuration.fanOutParts = self.fanOutParts
         configuration.lease = .seconds(self.leaseSeconds)
-        let database = PostgresClient(configuration: try self.database.resolve().clientConfiguration(), backgroundLogger: logger)
+        let databaseConfiguration = try self.database.resolve().clientConfiguration()
+        let database = PostgresClient(
+            configuration: databaseConfiguration,
+            backgroundLogger: logger.countingPoolConnections(as: "worker", maximum: databaseConfiguration.options.maximumConnections))
         let worker = try Self.worker(
             database: database, apns: try APNsEndpointSetting.resolve(), serverKey: try ServerKeySetting.resolve(),
             configuration: configuration, name: self.name, logger: logger)
-        try await runServices([database, worker], logger: logger)
+        let endpoint = metrics.map { [$0.service(samplers: [worker.apns.recordConnectionMetrics], logger: logger)] } ?? []
+        try await runServices([database, worker] + endpoint, logger: logger)
         await worker.apns.shutdown()
     }
 

@@ -15,12 +15,16 @@ public final class ProviderTokenCache: Sendable {
 
     private let key: APNsSigningKey
     private let now: @Sendable () -> Date
+    private let signed: @Sendable () -> Void
     private let token = Mutex<ProviderToken?>(nil)
 
-    /// - Parameter now: the clock; tests inject their own.
-    public init(key: APNsSigningKey, now: @escaping @Sendable () -> Date = Date.init) {
+    /// - Parameters:
+    ///   - now: the clock; tests inject their own.
+    ///   - signed: called after each token is signed (for metrics).
+    public init(key: APNsSigningKey, now: @escaping @Sendable () -> Date = Date.init, signed: @escaping @Sendable () -> Void = {}) {
         self.key = key
         self.now = now
+        self.signed = signed
     }
 
     /// The current token, signed anew when there is none or it has reached ``renewalAge``.
@@ -30,6 +34,7 @@ public final class ProviderTokenCache: Sendable {
             if let existing = token, existing.age(at: now) < Self.renewalAge { return existing }
             let fresh = try ProviderToken(key: self.key, now: now)
             token = fresh
+            self.signed()
             return fresh
         }
     }
@@ -44,6 +49,7 @@ public final class ProviderTokenCache: Sendable {
             guard rejected.age(at: now) >= Self.minimumAge else { return nil }
             let fresh = try ProviderToken(key: self.key, now: now)
             token = fresh
+            self.signed()
             return fresh
         }
     }

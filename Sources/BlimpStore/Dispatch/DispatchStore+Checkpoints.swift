@@ -147,8 +147,8 @@ extension DispatchStore {
     /// it; otherwise the last part to finish finishes the push, `superseded` if any part was, with the sum of its
     /// parts' counts. Does nothing when the worker no longer holds the part.
     public func finish(_ push: ClaimedPush, state: PushState, worker: String, now: Date) async throws(StoreError) {
-        try await StoreError.mapping {
-            try await self.client.withTransaction(logger: self.logger) { connection in
+        let finished = try await StoreError.mapping {
+            try await self.client.withTransaction(logger: self.logger) { connection -> PushState? in
                 let held = try await connection.query(
                     """
                     UPDATE push_parts SET state = \(state.rawValue), counts = \(push.counts.json.text)::jsonb,
@@ -159,12 +159,12 @@ extension DispatchStore {
                     """,
                     logger: self.logger
                 ).decode(Int.self).array()
-                guard !held.isEmpty else { return }
+                guard !held.isEmpty else { return nil }
                 var (state, counts) = (state, push.counts)
                 if !push.isWhole {
                     // Parts finishing at once take turns here, so exactly one of them sees that it is the last.
                     let parts = try await Self.lockedParts(appID: push.appID, pushID: push.pushID, on: connection, logger: self.logger)
-                    guard parts.states.allSatisfy({ $0 == .done || $0 == .superseded }) else { return }
+                    guard parts.states.allSatisfy({ $0 == .done || $0 == .superseded }) else { return nil }
                     counts = parts.counts
                     state = parts.states.contains(.superseded) ? .superseded : .done
                 }
@@ -177,8 +177,10 @@ extension DispatchStore {
                     WHERE app_id = \(push.appID) AND push_id = \(push.pushID)
                     """,
                     logger: self.logger)
+                return state
             }
         }
+        if let finished { PushMetrics.finished(finished) }
     }
 
     /// Locks the push's row (so that parts finishing or failing at once take turns) and reads its parts' states and

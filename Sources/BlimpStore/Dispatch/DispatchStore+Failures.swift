@@ -12,7 +12,7 @@ extension DispatchStore {
     public func partFailed(
         appID: Int64, pushID: UUID, part: Int16, reason: String, permanent: Bool, worker: String, policy: PartRetryPolicy
     ) async throws(StoreError) -> PushState? {
-        try await StoreError.mapping {
+        let state = try await StoreError.mapping {
             try await self.client.withTransaction(logger: self.logger) { connection -> PushState? in
                 let held = try await connection.query(
                     """
@@ -40,9 +40,11 @@ extension DispatchStore {
                     """,
                     logger: self.logger)
                 try await Self.failPush(appID: appID, pushID: pushID, reason: reason, on: connection, logger: self.logger)
-                return .failed
+                return PushState.failed
             }
         }
+        if state == .failed { PushMetrics.finished(.failed) }
+        return state
     }
 
     /// Ends the push `failed` with `reason` and the counts its parts reached; cancels its unfinished parts.

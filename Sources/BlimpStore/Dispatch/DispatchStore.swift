@@ -135,6 +135,7 @@ public struct DispatchStore: Sendable {
                         logger: self.logger)
                 }
             }
+            PushMetrics.finished(.failed)
             throw .unreadablePush(appID: row.0, pushID: row.1, reason: "\(error)")
         }
     }

@@ -23,7 +23,7 @@ public struct PushControl: Sendable {
     /// Cancels a `queued` or `failed` push: no worker will take it (up). A push being sent, or finished otherwise,
     /// is left as it is.
     public func cancel(_ pushID: UUID, appID: Int64) async throws(StoreError) -> Outcome {
-        try await self.change(pushID, appID: appID, allowedFrom: [.queued, .failed]) { connection in
+        let outcome = try await self.change(pushID, appID: appID, allowedFrom: [.queued, .failed]) { connection in
             try await connection.query(
                 """
                 UPDATE push_parts SET state = 'cancelled', lease_expires_at = NULL
@@ -38,6 +38,8 @@ public struct PushControl: Sendable {
                 """,
                 logger: self.logger)
         }
+        if outcome == .changed { PushMetrics.finished(.cancelled) }
+        return outcome
     }
 
     /// Tries a `failed` push again: its failed and cancelled parts resume from their cursors with fresh attempts (a

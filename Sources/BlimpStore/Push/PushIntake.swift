@@ -31,7 +31,10 @@ public struct PushIntake: Sendable {
 
     /// Queues `submission`, or says why not.
     public func accept(_ submission: PushSubmission) async throws(StoreError) -> PushAcceptance {
-        try await StoreError.mapping(submission, to: self.coalescer)
+        let acceptance = try await StoreError.mapping(submission, to: self.coalescer)
+        // A replay answers the first request's operation.
+        if case .accepted(submission.operationID, let pushIDs) = acceptance { PushMetrics.accepted.increment(by: Int64(pushIDs.count)) }
+        return acceptance
     }
 
     /// Deletes idempotency keys older than ``idempotencyWindow`` (``Janitor`` calls it); returns how many went.
