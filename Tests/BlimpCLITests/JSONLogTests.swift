@@ -52,16 +52,20 @@ import Glibc
                 let lines = result.stderr.split(separator: "\n")
                 #expect(lines.count > 20)
                 var keys: Set<String> = []
+                var requestLinesOfTheApp = 0
                 for line in lines {
                     let entry = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
                     #expect(entry?["time"] is String && entry?["level"] is String && entry?["message"] is String, "not a log entry: \(line)")
                     keys.formUnion(entry?.keys ?? [:].keys)
+                    if entry?["hb.request.id"] != nil, entry?["app.key"] as? String == appKey { requestLinesOfTheApp += 1 }
                     for secret in [appSecret, masterSecret, serverKey] + tokens {
                         #expect(!line.contains(secret), "a secret or device token in: \(line)")
                     }
                 }
                 // Requests and pushes can be followed through the log.
                 #expect(["hb.request.id", "push.id", "part", "app.key"].allSatisfy(keys.contains), "\(keys.sorted())")
+                // The API's request lines name the app (the SDK's and the push command's requests).
+                #expect(requestLinesOfTheApp > 40)
             }
         }
     }
