@@ -8,7 +8,8 @@ import PostgresNIO
 
 /// What the API needs besides its database.
 public struct APIConfiguration: Sendable {
-    /// The deployment's key: it opens app secrets and signs the tokens Blimp issues.
+    /// The deployment's key (with the previous one during a rotation): it opens app secrets and signs the tokens
+    /// Blimp issues.
     public var serverKey: ServerKey
     /// Where devices and clients reach the API (`BLIMP_PUBLIC_URL`); `nil` uses each request's `Host`.
     public var publicURL: String?
@@ -69,7 +70,10 @@ public enum APIServer {
         RemoteDataController(auth: auth, publicURL: publicURL).addRoutes(to: api)
         ChannelRegistrationController(auth: auth, channels: channels).addRoutes(to: api)
         DeviceAuthController(auth: auth, tokenKey: tokenKey).addRoutes(to: api)
-        ContactController(auth: auth, namedUsers: namedUsers, tokenKey: tokenKey).addRoutes(to: api)
+        ContactController(
+            auth: auth, namedUsers: namedUsers, tokenKey: tokenKey,
+            contactIDs: ContactIDSource(secrets: DeploymentSecrets(client: database, logger: logger), serverKey: configuration.serverKey)
+        ).addRoutes(to: api)
         // Server API (the master secret).
         ChannelController(auth: auth, channels: channels, publicURL: publicURL).addRoutes(to: api)
         NamedUserController(auth: auth, namedUsers: namedUsers, publicURL: publicURL).addRoutes(to: api)

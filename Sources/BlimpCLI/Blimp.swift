@@ -9,7 +9,7 @@ struct Blimp: AsyncParsableCommand {
         abstract: "A self-hosted, Airship-compatible push service for iOS Live Activities.",
         subcommands: [
             APICommand.self, WorkerCommand.self, MigrateCommand.self, AppsCommand.self, DevCommand.self, APNsSimCommand.self,
-            SimulateDevicesCommand.self, PushCommand.self,
+            SimulateDevicesCommand.self, PushCommand.self, SecretKeyCommand.self,
         ]
     )
 

@@ -19,7 +19,7 @@ struct DispatchFailure: Error {
         case let failure as DispatchFailure: self = failure
         case AppStoreError.notFound: self.init(reason: "the app no longer exists", isPermanent: true)
         case let error as AppStoreError:
-            if case .unreadableKey = error { self.init(reason: "\(error)", isPermanent: true) } else {
+            if case .unreadable = error { self.init(reason: "\(error)", isPermanent: true) } else {
                 self.init(reason: "\(error)", isPermanent: false)
             }
         default: self.init(reason: "\(error)", isPermanent: false)

@@ -111,7 +111,7 @@ import Testing
             await #expect {
                 _ = try await store.delivery(appID: app.id, serverKey: ServerKey.generate().key)
             } throws: { error in
-                "\(error)".contains("does not open with this BLIMP_SECRET_KEY")
+                "\(error)".hasPrefix("the APNs key of app \(app.appKey) cannot be read: it opens with neither BLIMP_SECRET_KEY nor BLIMP_PREVIOUS_SECRET_KEY")
             }
         }
     }

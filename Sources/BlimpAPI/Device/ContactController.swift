@@ -10,11 +10,13 @@ import Hummingbird
 /// - `reset` dissociates the channel and answers a new anonymous contact;
 /// - `resolve` answers the channel's named user's contact, else the anonymous contact the SDK holds.
 ///
-/// Contact ids are stable: a named user's is derived from its id, a channel's anonymous one from the channel id.
+/// Contact ids are stable: a named user's is derived from its id, a channel's anonymous one from the channel id, with
+/// the deployment's contact-id key, which outlives rotations of the server key.
 struct ContactController: Sendable {
     let auth: Authenticator
     let namedUsers: NamedUserStore
     let tokenKey: IssuedTokenKey
+    let contactIDs: ContactIDSource
 
     func addRoutes(to router: RouterGroup<some RequestContext>) {
         router.post("contacts/identify/v2") { request, context in try await self.identify(request, context) }
@@ -49,13 +51,13 @@ struct ContactController: Sendable {
         }
         let contactID: String
         if let namedUser {
-            contactID = self.tokenKey.stableUUID(for: "named-user:\(appKey):\(namedUser)").uuidString.lowercased()
+            contactID = try await self.contactIDs.contactID(for: "named-user:\(appKey):\(namedUser)")
         } else if action.type == "reset" {
             contactID = UUID().uuidString.lowercased()
         } else if let held = action.contactID.flatMap(UUID.init(uuidString:)) {
             contactID = held.uuidString.lowercased()
         } else {
-            contactID = self.tokenKey.stableUUID(for: "channel:\(appKey):\(channelID)").uuidString.lowercased()
+            contactID = try await self.contactIDs.contactID(for: "channel:\(appKey):\(channelID)")
         }
         let now = self.auth.now()
         let token = IssuedToken(

@@ -49,8 +49,7 @@ public struct IssuedToken: Sendable, Equatable {
             return nil
         }
         let token = IssuedToken(kind: kind, appKey: appKey, subject: String(fields[0]), expiresAt: expiresAt)
-        // Compared in constant time: a guess must not learn how many of its leading characters were right.
-        guard ConstantTime.equal(key.mac(token.signedPart).base64URLEncodedString().utf8, fields[2].utf8) else { return nil }
+        guard key.accepts(String(fields[2]), for: token.signedPart) else { return nil }
         return token
     }
 
@@ -58,22 +57,33 @@ public struct IssuedToken: Sendable, Equatable {
 }
 
 /// The key that signs ``IssuedToken``s, derived from the deployment's ``ServerKey`` so that every API process of a
-/// deployment accepts every other's tokens.
+/// deployment accepts every other's tokens. During a rotation of the server key, tokens signed under the previous
+/// key's derived key still verify, so that devices are not all signed out at once.
 public struct IssuedTokenKey: Sendable {
-    private let key: SymmetricKey
+    /// What the key is derived for (HKDF's info).
+    static let purpose = "blimp issued tokens v1"
+
+    /// The key that signs, then the one that only verifies during a rotation.
+    private let keys: [SymmetricKey]
 
     public init(serverKey: ServerKey) {
-        self.key = serverKey.derivedKey(purpose: "blimp issued tokens v1")
-    }
-
-    /// A UUID that `text` always maps to under this key, and that tells nothing about `text`.
-    public func stableUUID(for text: String) -> UUID {
-        let bytes = Array(self.mac(text).prefix(16))
-        return UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6] & 0x0F | 0x40, bytes[7],
-                           bytes[8] & 0x3F | 0x80, bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
+        self.keys = serverKey.derivedKeys(purpose: Self.purpose)
     }
 
     func mac(_ text: String) -> Data {
-        Data(HMAC<SHA256>.authenticationCode(for: Data(text.utf8), using: self.key))
+        Self.mac(text, under: self.keys[0])
+    }
+
+    /// Whether `tag` (base64url) is the MAC of `text` under one of the keys.
+    func accepts(_ tag: String, for text: String) -> Bool {
+        self.keys.contains { key in
+            // Compared in constant time: a guess must not learn how many of its leading characters were right.
+            ConstantTime.equal(Self.mac(text, under: key).base64URLEncodedString().utf8, tag.utf8)
+        }
+    }
+
+    /// HMAC-SHA256 of `text` under `key`.
+    static func mac(_ text: String, under key: SymmetricKey) -> Data {
+        Data(HMAC<SHA256>.authenticationCode(for: Data(text.utf8), using: key))
     }
 }

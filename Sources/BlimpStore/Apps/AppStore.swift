@@ -89,11 +89,15 @@ public struct AppStore: Sendable {
             appSecretDigest: SecretDigest(bytes: Array(row.appSecretDigest)),
             masterSecretDigest: SecretDigest(bytes: Array(row.masterSecretDigest)),
             apiTokenDigests: row.apiTokenDigests.compactMap { Data(base64Encoded: $0).map { SecretDigest(bytes: Array($0)) } },
-            signature: try row.appSecretSealed.map { sealed throws(AppStoreError) in try Self.signature(sealed, of: app, serverKey: serverKey) },
+            signature: try row.appSecretSealed.map { sealed throws(AppStoreError) in
+                try Self.signature(sealed, .appSecret(appKey: app.appKey), serverKey: serverKey)
+            },
             previousAppSecret: try row.previousAppSecret.map { previous throws(AppStoreError) in
                 StoredCredentials.PreviousAppSecret(
                     digest: SecretDigest(bytes: Array(previous.digest)),
-                    signature: try previous.sealed.map { sealed throws(AppStoreError) in try Self.signature(sealed, of: app, serverKey: serverKey) },
+                    signature: try previous.sealed.map { sealed throws(AppStoreError) in
+                        try Self.signature(sealed, .previousAppSecret(appKey: app.appKey), serverKey: serverKey)
+                    },
                     expiresAt: previous.expiresAt
                 )
             },
@@ -271,19 +275,19 @@ public struct AppStore: Sendable {
     /// The `.p8` key sealed in `sealed`, bound to the app's key.
     private static func unseal(_ sealed: Data, of app: App, serverKey: ServerKey) throws(AppStoreError) -> APNsSigningKey {
         do {
-            let pem = try serverKey.open(sealed, boundTo: app.appKey)
+            let pem = try serverKey.open(sealed, boundTo: SealedSecret.apnsKey(appKey: app.appKey).context)
             return try APNsSigningKey(pem: String(decoding: pem, as: UTF8.self), keyID: app.apnsKeyID, teamID: app.apnsTeamID)
         } catch {
-            throw .unreadableKey(app.name, reason: "\(error)")
+            throw .unreadable(.apnsKey(appKey: app.appKey), reason: "\(error)")
         }
     }
 
-    /// What checks the SDK's tokens signed with the app secret sealed in `sealed`, bound to the app's key.
-    private static func signature(_ sealed: Data, of app: App, serverKey: ServerKey) throws(AppStoreError) -> SDKSignature {
+    /// What checks the SDK's tokens signed with the app secret sealed in `sealed` (`secret`, bound to its app key).
+    private static func signature(_ sealed: Data, _ secret: SealedSecret, serverKey: ServerKey) throws(AppStoreError) -> SDKSignature {
         do {
-            return SDKSignature(appSecret: String(decoding: try serverKey.open(sealed, boundTo: app.appKey), as: UTF8.self))
+            return SDKSignature(appSecret: String(decoding: try serverKey.open(sealed, boundTo: secret.context), as: UTF8.self))
         } catch {
-            throw .unreadableKey(app.name, reason: "\(error)")
+            throw .unreadable(secret, reason: "\(error)")
         }
     }
 
@@ -375,7 +379,8 @@ public struct AppStore: Sendable {
 public enum AppStoreError: Error, CustomStringConvertible {
     case duplicate(String)
     case notFound
-    case unreadableKey(String, reason: String)
+    /// A sealed secret that does not open, or (the `.p8` key) does not parse.
+    case unreadable(SealedSecret, reason: String)
     /// An app secret rotation's overlap outside 0 to `AppStore.maximumAppSecretOverlap` seconds.
     case invalidOverlap(TimeInterval)
     case database(reason: String)
@@ -384,7 +389,7 @@ public enum AppStoreError: Error, CustomStringConvertible {
         switch self {
         case .duplicate(let what): "an app with this \(what) already exists"
         case .notFound: "no such app"
-        case .unreadableKey(let name, let reason): "the APNs key of app \(name) cannot be read: \(reason)"
+        case .unreadable(let secret, let reason): "\(secret) cannot be read: \(reason)"
         case .invalidOverlap(let seconds):
             "the previous app secret's overlap must be 0 to \(Int(AppStore.maximumAppSecretOverlap / 86400)) days (got \(seconds) seconds)"
         case .database(let reason): "database error: \(reason)"

@@ -41,6 +41,22 @@ import Testing
         #expect(IssuedToken.verify(forged, kind: .channel, appKey: "app-1", key: key, now: now) == nil)
     }
 
+    /// Tokens signed under the previous server key verify while it is configured; new ones are signed under the current.
+    @Test func issuedTokensOutliveARotationWhileThePreviousKeyIsConfigured() throws {
+        let (old, oldBase64) = ServerKey.generate()
+        let (new, newBase64) = ServerKey.generate()
+        let rotating = IssuedTokenKey(serverKey: try ServerKey(base64: newBase64, previousBase64: oldBase64))
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        let token = IssuedToken(kind: .contact, appKey: "app-1", subject: "c1", expiresAt: 1_800_003_600)
+        let underOld = token.text(signedWith: IssuedTokenKey(serverKey: old))
+        #expect(IssuedToken.verify(underOld, kind: .contact, appKey: "app-1", key: rotating, now: now) == token)
+        #expect(IssuedToken.verify(underOld, kind: .contact, appKey: "app-1", key: IssuedTokenKey(serverKey: new), now: now) == nil)
+        let underRotating = token.text(signedWith: rotating)
+        #expect(underRotating == token.text(signedWith: IssuedTokenKey(serverKey: new)))
+        #expect(IssuedToken.verify(underRotating, kind: .contact, appKey: "app-1", key: IssuedTokenKey(serverKey: new), now: now) == token)
+        #expect(IssuedToken.verify(underRotating, kind: .contact, appKey: "app-1", key: IssuedTokenKey(serverKey: old), now: now) == nil)
+    }
+
     @Test func datesUseAirshipsForm() {
         let date = Date(timeIntervalSince1970: 1_700_000_000.75)
         #expect(AirshipDate.format(date) == "2023-11-14T22:13:20")

@@ -66,5 +66,34 @@ import Testing
     @Test(arguments: ["", "not base64!", Data(count: 16).base64EncodedString(), Data(count: 33).base64EncodedString()])
     func malformedKeysAreRefused(_ text: String) {
         #expect(throws: ServerKeyError.malformed) { try ServerKey(base64: text) }
+        #expect(throws: ServerKeyError.malformedPrevious) { try ServerKey(base64: ServerKey.generate().base64, previousBase64: text) }
+    }
+
+    /// During a rotation the previous key opens what it sealed, but only the current key seals.
+    @Test func thePreviousKeyOpensButNeverSeals() throws {
+        let (old, oldBase64) = ServerKey.generate()
+        let (new, newBase64) = ServerKey.generate()
+        let rotating = try ServerKey(base64: newBase64, previousBase64: oldBase64)
+        #expect(rotating.hasPrevious && !new.hasPrevious)
+        let underOld = old.seal(Data("p8".utf8), boundTo: "app-key-1")
+        #expect(try rotating.open(underOld, boundTo: "app-key-1") == Data("p8".utf8))
+        #expect(throws: ServerKeyError.cannotOpen) { try rotating.open(underOld, boundTo: "app-key-2") }
+        let underNew = rotating.seal(Data("p8".utf8), boundTo: "app-key-1")
+        #expect(try new.open(underNew, boundTo: "app-key-1") == Data("p8".utf8))
+        #expect(throws: ServerKeyError.cannotOpen) { try old.open(underNew, boundTo: "app-key-1") }
+        #expect(throws: ServerKeyError.cannotOpen) { try new.open(underOld, boundTo: "app-key-1") }
+    }
+
+    /// `resealed` moves what the previous key sealed under the current one, leaves the current key's alone, and
+    /// refuses what neither opens.
+    @Test func resealingMovesOnlyWhatThePreviousKeySealed() throws {
+        let (old, oldBase64) = ServerKey.generate()
+        let (new, newBase64) = ServerKey.generate()
+        let rotating = try ServerKey(base64: newBase64, previousBase64: oldBase64)
+        let resealed = try #require(try rotating.resealed(old.seal(Data("secret".utf8), boundTo: "k"), boundTo: "k"))
+        #expect(try new.open(resealed, boundTo: "k") == Data("secret".utf8))
+        #expect(try rotating.resealed(resealed, boundTo: "k") == nil)
+        #expect(throws: ServerKeyError.cannotOpen) { try rotating.resealed(ServerKey.generate().key.seal(Data("x".utf8), boundTo: "k"), boundTo: "k") }
+        #expect(throws: ServerKeyError.cannotOpen) { try new.resealed(old.seal(Data("x".utf8), boundTo: "k"), boundTo: "k") }
     }
 }
