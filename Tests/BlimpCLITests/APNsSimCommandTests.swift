@@ -76,6 +76,33 @@ import Testing
         }
     }
 
+    /// `--tls-name` puts a host name in the certificate the simulator creates (deploy/compose.yaml's workers reach it as
+    /// `apns-sim`): curl, trusting the created CA, completes a handshake under that name and fails under another; a
+    /// later run asked for another name replaces the stored certificate.
+    @Test func theCreatedCertificateNamesTheHostsGiven() async throws {
+        try await withTemporaryFolder { folder in
+            let (port, adminPort) = (freePort(), freePort())
+            /// curl's exit status for a request to the simulator as `name`: 0 for any HTTP answer, 60 for a
+            /// certificate that does not name it.
+            func handshake(as name: String) async throws -> Int32 {
+                try await ChildProcess.run("/usr/bin/curl", [
+                    "-s", "-o", "/dev/null", "--http2", "--cacert", folder.appendingPathComponent("ca.pem").path,
+                    "--resolve", "\(name):\(port):127.0.0.1", "https://\(name):\(port)/3/device/x",
+                ]).status
+            }
+            for name in ["apns-sim.test", "other.test"] {
+                let sim = try BlimpProcess([
+                    "apns-sim", "--port", "\(port)", "--admin-port", "\(adminPort)", "--state-dir", folder.path, "--tls-name", name,
+                ])
+                try await waitUntilServing("http://127.0.0.1:\(adminPort)/counters")
+                #expect(try await handshake(as: name) == 0)
+                #expect(try await handshake(as: name == "other.test" ? "apns-sim.test" : "other.test") == 60)
+                sim.signal(SIGTERM)
+                #expect(await sim.wait().status == 0)
+            }
+        }
+    }
+
     @Test func aMalformedTrustKeyIsOneLine() async throws {
         let result = try await BlimpProcess.run(["apns-sim", "--trust-key", "ABC123DEFG-no-team"])
         #expect(result.status != 0)

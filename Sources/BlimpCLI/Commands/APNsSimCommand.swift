@@ -22,12 +22,20 @@ struct APNsSimCommand: AsyncParsableCommand {
     var tlsCert: String?
     @Option(help: "The private key (PEM) for --tls-cert.") var tlsKey: String?
     @Option(help: "Where the created CA and certificate are kept.") var stateDir = ".blimp/apns-sim"
+    @Option(
+        name: .customLong("tls-name"),
+        help: "Another DNS name for the created certificate, e.g. the simulator's host name in a container network (repeatable)."
+    )
+    var tlsNames: [String] = []
     @OptionGroup var connection: ConnectionOptions
     @OptionGroup var logging: LoggingOptions
 
     func validate() throws {
         guard (self.tlsCert == nil) == (self.tlsKey == nil) else {
             throw ValidationError("--tls-cert and --tls-key go together")
+        }
+        guard self.tlsNames.isEmpty || self.tlsCert == nil else {
+            throw ValidationError("--tls-name names the created certificate, not --tls-cert's")
         }
     }
 
@@ -37,7 +45,7 @@ struct APNsSimCommand: AsyncParsableCommand {
             if let certificate = self.tlsCert, let key = self.tlsKey {
                 try SimulatorTLS.load(certificateFile: certificate, keyFile: key)
             } else {
-                try SimulatorTLS.loadOrCreate(in: self.stateDir)
+                try SimulatorTLS.loadOrCreate(in: self.stateDir, names: self.tlsNames)
             }
         let apns = SimulatedAPNs()
         for trustKey in self.trustKeys {

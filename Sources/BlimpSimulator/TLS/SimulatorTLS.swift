@@ -25,17 +25,20 @@ public struct SimulatorTLS: Sendable {
     }
 
     /// The CA and server certificate in `folder`, created there on first use (valid for ten years, for
-    /// `localhost`, `127.0.0.1` and `::1`).
-    public static func loadOrCreate(in folder: String) throws -> SimulatorTLS {
+    /// `localhost`, `127.0.0.1`, `::1` and the DNS `names`, such as the simulator's host name in a container network).
+    /// Stored files whose certificate lacks one of `names` are replaced, CA included.
+    public static func loadOrCreate(in folder: String, names: [String] = []) throws -> SimulatorTLS {
         let paths = (ca: "\(folder)/ca.pem", certificate: "\(folder)/server.pem", key: "\(folder)/server-key.pem")
         if FileManager.default.fileExists(atPath: paths.certificate), FileManager.default.fileExists(atPath: paths.key),
             FileManager.default.fileExists(atPath: paths.ca)
         {
             let tls = try Self.load(certificateFile: paths.certificate, keyFile: paths.key)
-            return SimulatorTLS(certificateChainPEM: tls.certificateChainPEM, privateKeyPEM: tls.privateKeyPEM, caFile: paths.ca)
+            if try names.isEmpty || Set(names).isSubset(of: Self.dnsNames(inChain: tls.certificateChainPEM)) {
+                return SimulatorTLS(certificateChainPEM: tls.certificateChainPEM, privateKeyPEM: tls.privateKeyPEM, caFile: paths.ca)
+            }
         }
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        let (caPEM, certificatePEM, keyPEM) = try Self.makeCertificates()
+        let (caPEM, certificatePEM, keyPEM) = try Self.makeCertificates(names: names)
         try caPEM.write(toFile: paths.ca, atomically: true, encoding: .utf8)
         try certificatePEM.write(toFile: paths.certificate, atomically: true, encoding: .utf8)
         try keyPEM.write(toFile: paths.key, atomically: true, encoding: .utf8)
@@ -54,7 +57,14 @@ public struct SimulatorTLS: Sendable {
         return configuration
     }
 
-    private static func makeCertificates() throws -> (ca: String, certificate: String, key: String) {
+    /// The DNS names the chain's first certificate is valid for.
+    private static func dnsNames(inChain pem: String) throws -> Set<String> {
+        let certificate = try Certificate(pemEncoded: pem)
+        let names = try certificate.extensions.subjectAlternativeNames ?? SubjectAlternativeNames()
+        return Set(names.compactMap { if case .dnsName(let name) = $0 { name } else { nil } })
+    }
+
+    private static func makeCertificates(names: [String]) throws -> (ca: String, certificate: String, key: String) {
         let caKey = P256.Signing.PrivateKey()
         let caName = try DistinguishedName { CommonName("Blimp APNs simulator CA") }
         let ca = try Self.certificate(
@@ -77,10 +87,11 @@ public struct SimulatorTLS: Sendable {
                 Critical(BasicConstraints.notCertificateAuthority)
                 Critical(KeyUsage(digitalSignature: true))
                 try ExtendedKeyUsage([.serverAuth])
-                SubjectAlternativeNames([
-                    .dnsName("localhost"), .ipAddress(ASN1OctetString(contentBytes: [127, 0, 0, 1])),
-                    .ipAddress(ASN1OctetString(contentBytes: [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1])),
-                ])
+                SubjectAlternativeNames(
+                    [
+                        .dnsName("localhost"), .ipAddress(ASN1OctetString(contentBytes: [127, 0, 0, 1])),
+                        .ipAddress(ASN1OctetString(contentBytes: [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1])),
+                    ] + names.map { .dnsName($0) })
             }
         )
         return (try ca.serializeAsPEM().pemString, try server.serializeAsPEM().pemString, serverKey.pemRepresentation)
