@@ -20,14 +20,14 @@ install_system_packages() {
     command -v swift >/dev/null || { echo "blimp: swift is not on PATH (install Swift 6.1 or later from swift.org)" >&2; exit 1; }
 }
 
-# The official Airship Python library, openapi-core, schemathesis, h2 and selenium, which the compatibility,
-# specification, interop and console browser tests drive.
+# The official Airship Python library, openapi-core, schemathesis, h2, selenium and PyYAML, which the compatibility,
+# specification, interop, console browser and deploy files' tests drive.
 install_python_packages() {
-    python3 -c "import urbanairship, openapi_core, schemathesis, h2, selenium" 2>/dev/null && return
-    echo "blimp: installing the urbanairship, openapi-core, schemathesis, h2 and selenium Python libraries" >&2
-    python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore urbanairship openapi-core schemathesis h2 selenium 2>/dev/null \
+    python3 -c "import urbanairship, openapi_core, schemathesis, h2, selenium, yaml" 2>/dev/null && return
+    echo "blimp: installing the urbanairship, openapi-core, schemathesis, h2, selenium and PyYAML Python libraries" >&2
+    python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore urbanairship openapi-core schemathesis h2 selenium pyyaml 2>/dev/null \
         || python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore --break-system-packages \
-            urbanairship openapi-core schemathesis h2 selenium
+            urbanairship openapi-core schemathesis h2 selenium pyyaml
 }
 
 # The newest installed PostgreSQL server's bin directory.
