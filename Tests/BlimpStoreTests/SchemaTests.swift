@@ -66,8 +66,7 @@ import Testing
         }
     }
 
-    /// Every index on tenant rows leads with app_id. (Console sessions are the deployment's, found by their token: an
-    /// admin's has no app; deployment leases and secrets belong to no app.)
+    /// Every index on tenant rows leads with app_id (the deployment's tables, ``TenantKeys/deploymentTables``, aside).
     @Test func everyTenantIndexLeadsWithAppID() async throws {
         try await TestDatabase.withFreshDatabase { _, client in
             let rows = try await client.query(
@@ -77,7 +76,7 @@ import Testing
                 JOIN pg_class t ON t.oid = i.indrelid
                 JOIN pg_namespace n ON n.oid = t.relnamespace AND n.nspname = 'public'
                 JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum = i.indkey[0]
-                WHERE t.relname NOT IN ('apps', 'schema_migrations', 'console_sessions', 'deployment_leases', 'deployment_secrets')
+                WHERE t.relname::text <> ALL(\(TenantKeys.deploymentTables))
                 """,
                 logger: TestDatabase.logger
             )
@@ -87,6 +86,63 @@ import Testing
                 #expect(firstColumn == "app_id", "\(index) leads with \(firstColumn)")
             }
             #expect(indexes > 10)
+        }
+    }
+
+    /// Every tenant table has a NOT NULL app_id leading its primary key (or is one of the listed logs without a key),
+    /// and every listed deployment table exists: the schema stays distributable by app_id (docs/scaling.md).
+    @Test func everyTenantTableIsKeyedByAppIDFirst() async throws {
+        try await TestDatabase.withFreshDatabase { _, client in
+            #expect(try await TenantKeys.keyViolations(on: client) == [])
+            let listed = try await client.query(
+                "SELECT count(*)::int FROM pg_tables WHERE schemaname = 'public' AND tablename::text = ANY(\(TenantKeys.deploymentTables))",
+                logger: TestDatabase.logger
+            ).decode(Int.self).array()
+            #expect(listed == [TenantKeys.deploymentTables.count])
+        }
+    }
+
+    /// Every foreign key between tenant tables pairs app_id with app_id, so that Citus can co-locate a row with the
+    /// rows it refers to, and no deployment table refers to a tenant table.
+    @Test func foreignKeysBetweenTenantTablesCarryAppID() async throws {
+        try await TestDatabase.withFreshDatabase { _, client in
+            let (violations, checked) = try await TenantKeys.foreignKeyViolations(on: client)
+            #expect(violations == [])
+            #expect(checked >= 5)
+        }
+    }
+
+    /// The two rules above catch what they are for: a table keyed without app_id first, one without app_id, one
+    /// without a key, a foreign key that pairs app_id with another column, and a deployment table referring to a
+    /// tenant table.
+    @Test func theTenantKeyRulesCatchABreak() async throws {
+        try await TestDatabase.withFreshDatabase { _, client in
+            for statement in [
+                "CREATE TABLE keyed_by_id (id uuid PRIMARY KEY, app_id bigint NOT NULL)",
+                "CREATE TABLE without_app (id uuid PRIMARY KEY)",
+                "CREATE TABLE without_key (app_id bigint NOT NULL)",
+                """
+                CREATE TABLE owner_tags (app_id bigint NOT NULL, owner bigint NOT NULL, channel_id uuid NOT NULL,
+                                         PRIMARY KEY (app_id, channel_id),
+                                         CONSTRAINT owner_tags_channel FOREIGN KEY (owner, channel_id) REFERENCES channels (app_id, channel_id))
+                """,
+                """
+                ALTER TABLE deployment_secrets ADD COLUMN app_id bigint, ADD COLUMN named_user_id text,
+                    ADD CONSTRAINT deployment_secrets_user FOREIGN KEY (app_id, named_user_id) REFERENCES named_users (app_id, named_user_id)
+                """,
+            ] {
+                try await client.query(PostgresQuery(unsafeSQL: statement), logger: TestDatabase.logger)
+            }
+            #expect(
+                try await TenantKeys.keyViolations(on: client) == [
+                    "keyed_by_id's primary key leads with id", "without_app has no NOT NULL app_id",
+                    "without_app's primary key leads with id", "without_key has no primary key",
+                ])
+            #expect(
+                try await TenantKeys.foreignKeyViolations(on: client).violations == [
+                    "deployment_secrets_user: the deployment's deployment_secrets refers to the tenant table named_users",
+                    "owner_tags_channel: owner_tags → channels does not pair app_id with app_id",
+                ])
         }
     }
 
