@@ -18,6 +18,7 @@ import Testing
         ServerKeyRotation(client: client, logger: TestDatabase.logger, serverKey: serverKey, batchSize: batchSize)
     }
 
+    /// With no app yet, the oldest configured key gives the ids: the previous one during a rotation.
     @Test func theContactIDKeyIsStoredOnceFromTheKeyIdsCameFrom() async throws {
         try await TestDatabase.withFreshDatabase { _, client in
             let secrets = DeploymentSecrets(client: client, logger: TestDatabase.logger)
@@ -39,6 +40,29 @@ import Testing
             // Without a rotation, the ids came from the current key.
             let key = try await DeploymentSecrets(client: client, logger: TestDatabase.logger).contactIDKey(serverKey: self.b.key)
             #expect(key.bytes == ContactIDKey.derived(from: self.b.key).bytes)
+        }
+    }
+
+    /// The key that sealed the apps' secrets is the one ids came from, whichever of the configured keys it is; a
+    /// deployment started on B alone by mistake stores nothing rather than ids derived from B.
+    @Test func theContactIDKeyComesFromTheKeyThatSealedTheApps() async throws {
+        try await TestDatabase.withFreshDatabase { _, client in
+            let app = try await TestApps.create(named: "Scores", in: client, serverKey: self.a.key).app
+            let secrets = DeploymentSecrets(client: client, logger: TestDatabase.logger)
+            await #expect {
+                _ = try await secrets.contactIDKey(serverKey: self.b.key)
+            } throws: { error in
+                "\(error)" == "the deployment secret contact-ids cannot be read: it is not stored yet, and the APNs key of app \(app.appKey) "
+                    + "\(ServerKeyError.cannotOpen)"
+            }
+            #expect(try await client.query("SELECT count(*) FROM deployment_secrets", logger: TestDatabase.logger).decode(Int.self).array() == [0])
+            // B with A as the previous key, and A alone, both find A.
+            #expect(try await secrets.contactIDKey(serverKey: self.rotating).bytes == ContactIDKey.derived(from: self.a.key).bytes)
+        }
+        try await TestDatabase.withFreshDatabase { _, client in
+            _ = try await TestApps.create(named: "Scores", in: client, serverKey: self.a.key)
+            let key = try await DeploymentSecrets(client: client, logger: TestDatabase.logger).contactIDKey(serverKey: self.a.key)
+            #expect(key.bytes == ContactIDKey.derived(from: self.a.key).bytes)
         }
     }
 

@@ -15,10 +15,10 @@ public struct ContactIDKey: Sendable {
         self.key = SymmetricKey(data: bytes)
     }
 
-    /// The key contact ids were derived from before it was stored: the ``IssuedTokenKey`` of the oldest key
-    /// `serverKey` holds (the previous one during a rotation, which the ids in use came from).
+    /// The key contact ids were derived from before it was stored: the ``IssuedTokenKey`` of the server key that
+    /// sealed the apps' secrets until then (`serverKey`'s current key).
     public static func derived(from serverKey: ServerKey) -> ContactIDKey {
-        ContactIDKey(bytes: serverKey.derivedKeys(purpose: IssuedTokenKey.purpose).last!.withUnsafeBytes { Data($0) })!
+        ContactIDKey(bytes: serverKey.derivedKey(purpose: IssuedTokenKey.purpose).withUnsafeBytes { Data($0) })!
     }
 
     /// The key's bytes, to be stored sealed.

@@ -15,12 +15,16 @@ public struct ServerKey: Sendable {
     /// Reads the key from its base64 text (`openssl rand -base64 32` makes one), and the previous key's, if any.
     public init(base64: String, previousBase64: String? = nil) throws(ServerKeyError) {
         guard let current = Self.key(base64) else { throw .malformed }
-        self.current = current
         guard let previousBase64 else {
-            self.previous = nil
+            self.init(current: current, previous: nil)
             return
         }
         guard let previous = Self.key(previousBase64) else { throw .malformedPrevious }
+        self.init(current: current, previous: previous)
+    }
+
+    private init(current: SymmetricKey, previous: SymmetricKey?) {
+        self.current = current
         self.previous = previous
     }
 
@@ -32,6 +36,11 @@ public struct ServerKey: Sendable {
 
     /// Whether a previous key is configured: a rotation is under way.
     public var hasPrevious: Bool { self.previous != nil }
+
+    /// Each configured key on its own, the current one first.
+    public var keys: [ServerKey] {
+        [self.current, self.previous].compactMap { $0 }.map { ServerKey(current: $0, previous: nil) }
+    }
 
     /// Encrypts `plaintext` under the current key; the result holds nonce, ciphertext and tag.
     public func seal(_ plaintext: Data, boundTo context: String) -> Data {
@@ -60,7 +69,7 @@ public struct ServerKey: Sendable {
 
     /// The keys for `purpose` derived from the current key, then from the previous one when it is configured.
     public func derivedKeys(purpose: String) -> [SymmetricKey] {
-        [self.current, self.previous].compactMap { $0 }.map { Self.derive(purpose, from: $0) }
+        self.keys.map { $0.derivedKey(purpose: purpose) }
     }
 
     private static func derive(_ purpose: String, from key: SymmetricKey) -> SymmetricKey {
