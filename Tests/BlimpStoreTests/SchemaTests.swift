@@ -112,6 +112,40 @@ import Testing
         }
     }
 
+    /// What docs/scaling.md says of partitioning, on this PostgreSQL (a unique key of a partitioned table must hold its
+    /// partition key): every tenant table can be hash-partitioned by app_id with all its keys and indexes, delivery
+    /// outcomes and send tallies by time; pushes cannot be by acceptance time (their key lacks accepted_at), nor
+    /// channels by channel id too (a device token is unique per app, not per channel).
+    @Test func tenantTablesCanBePartitionedByAppID() async throws {
+        try await TestDatabase.withFreshDatabase { _, client in
+            /// `nil` when PostgreSQL takes the partitioned copy, else its message.
+            func refusal(_ table: String, by key: String) async throws -> String? {
+                do {
+                    try await client.query(
+                        PostgresQuery(unsafeSQL: "CREATE TABLE \(table)_by_key (LIKE \(table) INCLUDING ALL) PARTITION BY \(key)"),
+                        logger: TestDatabase.logger)
+                    try await client.query(PostgresQuery(unsafeSQL: "DROP TABLE \(table)_by_key"), logger: TestDatabase.logger)
+                    return nil
+                } catch let error as PSQLError {
+                    return error.serverInfo?[.message] ?? "\(error)"
+                }
+            }
+            let tenantTables = try await client.query(
+                "SELECT tablename::text FROM pg_tables WHERE schemaname = 'public' AND tablename::text <> ALL(\(TenantKeys.deploymentTables))",
+                logger: TestDatabase.logger
+            ).decode(String.self).array()
+            #expect(tenantTables.count > 10)
+            for table in tenantTables {
+                #expect(try await refusal(table, by: "HASH (app_id)") == nil, "\(table)")
+            }
+            #expect(try await refusal("delivery_outcomes", by: "RANGE (sent_at)") == nil)
+            #expect(try await refusal("send_tallies", by: "RANGE (minute)") == nil)
+            let needsEveryPartitionColumn = "unique constraint on partitioned table must include all partitioning columns"
+            #expect(try await refusal("pushes", by: "RANGE (accepted_at)") == needsEveryPartitionColumn)
+            #expect(try await refusal("channels", by: "HASH (app_id, channel_id)") == needsEveryPartitionColumn)
+        }
+    }
+
     /// The two rules above catch what they are for: a table keyed without app_id first, one without app_id, one
     /// without a key, a foreign key that pairs app_id with another column, and a deployment table referring to a
     /// tenant table.
