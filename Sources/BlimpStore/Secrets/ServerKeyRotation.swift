@@ -41,7 +41,7 @@ public struct ServerKeyRotation: Sendable {
         do {
             _ = try await DeploymentSecrets(client: self.client, logger: self.logger).contactIDKey(serverKey: self.serverKey)
         } catch .unreadableSecret {
-            // Counted as unopenable below.
+            // The walk counts the stored key as unopenable, or, when none could be stored, the apps' secrets.
         } catch {
             throw .store(error)
         }
