@@ -115,8 +115,8 @@ import Testing
     /// What docs/scaling.md says of partitioning, on this PostgreSQL (a unique key of a partitioned table must hold its
     /// partition key): every tenant table can be hash-partitioned by app_id with all its keys and indexes, delivery
     /// outcomes and send tallies by time, pushes by push id, and a channel's tags and activities by app and channel;
-    /// pushes cannot be by acceptance time (their key lacks accepted_at), nor channels by app and channel (a device
-    /// token is unique per app, not per channel).
+    /// pushes cannot be by acceptance time (their key lacks accepted_at), nonces by expiry likewise, nor channels by app
+    /// and channel (a device token is unique per app, not per channel).
     @Test func tenantTablesCanBePartitionedByAppID() async throws {
         try await TestDatabase.withFreshDatabase { _, client in
             /// `nil` when PostgreSQL takes the partitioned copy, else its message.
@@ -148,6 +148,7 @@ import Testing
             let needsEveryPartitionColumn = "unique constraint on partitioned table must include all partitioning columns"
             #expect(try await refusal("pushes", by: "RANGE (accepted_at)") == needsEveryPartitionColumn)
             #expect(try await refusal("channels", by: "HASH (app_id, channel_id)") == needsEveryPartitionColumn)
+            #expect(try await refusal("used_nonces", by: "RANGE (expires_at)") == needsEveryPartitionColumn)
         }
     }
 
