@@ -17,6 +17,9 @@ public struct APIConfiguration: Sendable {
     public var limits: APILimits
     /// The deployment admin's token for the console (`BLIMP_ADMIN_TOKEN`); `nil`: apps sign in only.
     public var adminToken: String?
+    /// Whether the writes every device makes are prepared once per connection; not through a transaction pooler, where
+    /// the next statement may meet another server connection. Defaults to `true`.
+    public var preparedStatements = true
     /// The clock; tests inject their own.
     public var now: @Sendable () -> Date
 
@@ -43,7 +46,7 @@ public enum APIServer {
         configuration: APIConfiguration,
         logger: Logger
     ) -> Router<APIRequestContext> {
-        let channels = ChannelStore(client: database, logger: logger, now: configuration.now)
+        let channels = ChannelStore(client: database, logger: logger, preparedStatements: configuration.preparedStatements, now: configuration.now)
         let namedUsers = NamedUserStore(channels: channels)
         let tokenKey = IssuedTokenKey(serverKey: configuration.serverKey)
         let limits = RequestLimits(configuration.limits)

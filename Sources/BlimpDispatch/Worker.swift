@@ -11,12 +11,26 @@ import Synchronization
 /// parts of pushes with `FOR UPDATE SKIP LOCKED` under a lease, so none is handled by two at once, and one whose
 /// worker died is resumed by another from its last checkpoint. A large push is split into parts that every worker's
 /// claim loops share. Workers wake on `LISTEN blimp_pushes` (the API notifies it when it queues pushes, a fan-out when
-/// it splits one), and also every ``WorkerConfiguration/pollInterval`` for expired leases.
+/// it splits one), and also every ``WorkerConfiguration/pollInterval`` for expired leases; ``Listening`` says where
+/// they listen.
 ///
 /// On SIGTERM a worker stops claiming, lets the batches in flight finish and be recorded, and gives their parts
 /// back for another worker to resume. The APNs client is the caller's to shut down.
 public final class Worker: Service, Sendable {
+    /// Where a worker hears that pushes were queued, besides its poll.
+    public enum Listening: Sendable {
+        /// `LISTEN` on the worker's database client.
+        case onDatabase
+        /// `LISTEN` on this client, a direct connection, where the database client goes through a transaction pooler
+        /// (which would hand the session's notifications to no one).
+        case on(PostgresClient)
+        /// None: the poll alone finds new pushes.
+        case off
+    }
+
     let database: PostgresClient
+    /// Where the worker LISTENs; `nil`: nowhere.
+    let listener: PostgresClient?
     let store: DispatchStore
     let apps: AppStore
     public let apns: APNsClient
@@ -29,6 +43,7 @@ public final class Worker: Service, Sendable {
 
     public init(
         database: PostgresClient,
+        listening: Listening = .onDatabase,
         apns: APNsClient,
         serverKey: ServerKey,
         configuration: WorkerConfiguration = WorkerConfiguration(),
@@ -37,6 +52,12 @@ public final class Worker: Service, Sendable {
         now: @escaping @Sendable () -> Date = Date.init
     ) {
         self.database = database
+        self.listener =
+            switch listening {
+            case .onDatabase: database
+            case .on(let client): client
+            case .off: nil
+            }
         self.store = DispatchStore(client: database, logger: logger)
         self.apps = AppStore(client: database, logger: logger)
         self.apns = apns
@@ -54,7 +75,7 @@ public final class Worker: Service, Sendable {
         }
         let wake: @Sendable () -> Void = { for loop in loops { loop.continuation.yield() } }
         await withDiscardingTaskGroup { group in
-            group.addTask { await self.listen(wake) }
+            if let listener = self.listener { group.addTask { await self.listen(on: listener, wake) } }
             group.addTask {
                 while !Task.isShuttingDownGracefully, !Task.isCancelled {
                     wake()
@@ -155,10 +176,10 @@ public final class Worker: Service, Sendable {
     }
 
     /// Wakes the claim loops whenever the API notifies that it queued pushes; reconnects when the connection drops.
-    private func listen(_ wake: @escaping @Sendable () -> Void) async {
+    private func listen(on listener: PostgresClient, _ wake: @escaping @Sendable () -> Void) async {
         while !Task.isCancelled, !Task.isShuttingDownGracefully {
             do {
-                try await self.database.withConnection { connection in
+                try await listener.withConnection { connection in
                     try await connection.listen(on: DispatchStore.channel) { notifications in
                         wake()  // anything queued while not listening
                         for try await _ in notifications.cancelOnGracefulShutdown() { wake() }

@@ -16,14 +16,21 @@ struct APICommand: AsyncParsableCommand {
     @OptionGroup var limits: LimitOptions
     @OptionGroup var metrics: MetricsOptions
     @OptionGroup var database: DatabaseOptions
+    @OptionGroup var direct: DirectDatabaseOptions
     @OptionGroup var logging: LoggingOptions
 
     func run() async throws {
         let logger = self.logging.makeLogger(label: "blimp.api")
         let metrics = try self.metrics.bootstrap()
         let serverKey = try ServerKeySetting.resolve()
+        let url = try self.database.resolve()
+        let janitorURL = try self.direct.sessionURL(beside: url)
+        if janitorURL == nil {
+            logger.notice(
+                "DATABASE_URL goes through a transaction pooler and DATABASE_DIRECT_URL is unset: the janitor's deletes run under the role's statement_timeout")
+        }
         let services = self.listen.buildAPI(
-            database: try self.database.resolve(), serverKey: serverKey, limits: self.limits.limits, logger: logger)
+            database: url, janitor: janitorURL, serverKey: serverKey, limits: self.limits.limits, logger: logger)
         try await runServices(services.all + services.metrics(metrics, logger: logger), logger: logger)
     }
 }
@@ -50,21 +57,25 @@ struct APIServices {
 }
 
 extension ListenOptions {
-    /// The API server on these options' address, with the database client it needs running before it.
-    func buildAPI(database url: DatabaseURL, serverKey: ServerKey, limits: APILimits, logger: Logger) -> APIServices {
+    /// The API server on these options' address, with the database clients it needs running before it; the janitor
+    /// connects to `janitor` (PostgreSQL itself, when `url` goes through a transaction pooler), else to `url`.
+    func buildAPI(database url: DatabaseURL, janitor janitorURL: DatabaseURL? = nil, serverKey: ServerKey, limits: APILimits, logger: Logger)
+        -> APIServices
+    {
         // Statements of the API's requests end with their request; the janitor's long deletes have connections of
         // their own, without that limit.
         let requestsConfiguration = url.clientConfiguration(statementTimeout: limits.requestTimeout)
         let database = PostgresClient(
             configuration: requestsConfiguration,
             backgroundLogger: logger.countingPoolConnections(as: "api", maximum: requestsConfiguration.options.maximumConnections))
-        var janitorConfiguration = url.clientConfiguration()
+        var janitorConfiguration = (janitorURL ?? url).clientConfiguration(statementTimeout: .zero)
         janitorConfiguration.options.maximumConnections = 1
         let janitorDatabase = PostgresClient(
             configuration: janitorConfiguration, backgroundLogger: logger.countingPoolConnections(as: "janitor", maximum: 1))
-        let configuration = APIConfiguration(
+        var configuration = APIConfiguration(
             serverKey: serverKey, publicURL: self.publicURL, limits: limits, adminToken: self.adminToken)
-        let api = APIServer.buildApplication(
+        configuration.preparedStatements = !url.pooled
+        var api = APIServer.buildApplication(
             host: self.host,
             port: self.port,
             database: database,
@@ -89,7 +100,25 @@ extension ListenOptions {
             ],
             logger: logger
         )
+        if url.pooled {
+            api.beforeServerStarts { await Self.checkPooledSessions(of: database, url: url, statementTimeout: limits.requestTimeout, logger: logger) }
+        }
         return APIServices(database: database, janitorDatabase: janitorDatabase, api: api, janitor: janitor)
+    }
+
+    /// Warns, naming the statements to run, when the sessions behind a transaction pooler lack what the API sends a
+    /// direct connection: JIT off and the request timeout as `statement_timeout`.
+    private static func checkPooledSessions(of database: PostgresClient, url: DatabaseURL, statementTimeout: Duration, logger: Logger) async {
+        do {
+            let settings = try await PooledSessionSettings.read(from: database, logger: logger)
+            let corrections = settings.corrections(for: url, statementTimeout: statementTimeout)
+            guard !corrections.isEmpty else { return }
+            logger.warning(
+                "the pooler's sessions keep JIT on or let statements outlive their request; run the statements in sql",
+                metadata: ["sql": "\(corrections.joined(separator: "; "))"])
+        } catch {
+            logger.warning("the pooler's session settings could not be read", metadata: ["error": "\(error)"])
+        }
     }
 }
 

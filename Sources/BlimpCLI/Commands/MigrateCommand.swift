@@ -3,7 +3,8 @@ import BlimpStore
 import Foundation
 
 /// `blimp migrate`: applies the schema's versions the database does not have yet; safe to run any number of times,
-/// and while the previous release serves. `--status` lists the versions instead.
+/// and while the previous release serves. `--status` lists the versions instead. It connects to PostgreSQL itself:
+/// its advisory lock is the session's, which a transaction pooler does not keep.
 struct MigrateCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "migrate",
@@ -12,12 +13,17 @@ struct MigrateCommand: AsyncParsableCommand {
 
     @Flag(help: "List the schema's versions and which are applied, and change nothing.") var status = false
     @OptionGroup var database: DatabaseOptions
+    @OptionGroup var direct: DirectDatabaseOptions
     @OptionGroup var logging: LoggingOptions
 
     func run() async throws {
         let logger = self.logging.makeLogger(label: "blimp.migrate")
-        let url = try self.database.resolve()
-        try await url.withClient(logger: logger) { client in
+        guard let url = try self.direct.sessionURL(beside: self.database.resolve()) else {
+            throw CLIError(
+                "blimp migrate holds a lock across statements, which a transaction pooler does not keep: set DATABASE_DIRECT_URL to PostgreSQL itself")
+        }
+        // Building an index on a large table may take longer than the role's statement_timeout allows requests.
+        try await url.withClient(statementTimeout: .zero, logger: logger) { client in
             if self.status {
                 print(Self.describe(try await Schema.status(of: client, logger: logger)), terminator: "")
                 return

@@ -2,6 +2,7 @@ import ArgumentParser
 import BlimpAPNs
 import BlimpCore
 import BlimpDispatch
+import BlimpStore
 import Logging
 import PostgresNIO
 
@@ -20,6 +21,7 @@ struct WorkerCommand: AsyncParsableCommand {
     @Option(help: "A name for this worker in logs and leases (default: worker-<random>).") var name: String?
     @OptionGroup var metrics: MetricsOptions
     @OptionGroup var database: DatabaseOptions
+    @OptionGroup var direct: DirectDatabaseOptions
     @OptionGroup var logging: LoggingOptions
 
     func run() async throws {
@@ -33,21 +35,38 @@ struct WorkerCommand: AsyncParsableCommand {
         configuration.batchSize = self.batchSize
         configuration.fanOutParts = self.fanOutParts
         configuration.lease = .seconds(self.leaseSeconds)
-        let databaseConfiguration = try self.database.resolve().clientConfiguration()
+        let url = try self.database.resolve()
+        let databaseConfiguration = url.clientConfiguration()
         let database = PostgresClient(
             configuration: databaseConfiguration,
             backgroundLogger: logger.countingPoolConnections(as: "worker", maximum: databaseConfiguration.options.maximumConnections))
+        let (listening, listener) = try self.listening(beside: url, logger: logger)
         let worker = try Self.worker(
-            database: database, apns: try APNsEndpointSetting.resolve(), serverKey: try ServerKeySetting.resolve(),
+            database: database, listening: listening, apns: try APNsEndpointSetting.resolve(), serverKey: try ServerKeySetting.resolve(),
             configuration: configuration, name: self.name, logger: logger)
         let endpoint = metrics.map { [$0.service(samplers: [worker.apns.recordConnectionMetrics], logger: logger)] } ?? []
-        try await runServices([database, worker] + endpoint, logger: logger)
+        try await runServices([database] + [listener].compactMap { $0 } + [worker] + endpoint, logger: logger)
         await worker.apns.shutdown()
+    }
+
+    /// Where the worker LISTENs: on its database unless `url` goes through a transaction pooler, then on a client of
+    /// its own for the direct URL (returned, to be run), else nowhere.
+    private func listening(beside url: DatabaseURL, logger: Logger) throws -> (Worker.Listening, PostgresClient?) {
+        guard url.pooled else { return (.onDatabase, nil) }
+        guard let direct = try self.direct.sessionURL(beside: url) else {
+            logger.notice("DATABASE_URL goes through a transaction pooler and DATABASE_DIRECT_URL is unset: no LISTEN, new pushes wait for the poll")
+            return (.off, nil)
+        }
+        var configuration = direct.clientConfiguration()
+        configuration.options.maximumConnections = 1
+        let listener = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        return (.on(listener), listener)
     }
 
     /// A worker on `database`, sending to `apns`.
     static func worker(
         database: PostgresClient,
+        listening: Worker.Listening = .onDatabase,
         apns: APNsEndpointSettings,
         serverKey: ServerKey,
         configuration: WorkerConfiguration = WorkerConfiguration(),
@@ -55,6 +74,8 @@ struct WorkerCommand: AsyncParsableCommand {
         logger: Logger
     ) throws -> Worker {
         let client = try APNsClient(configuration: APNsClientConfiguration(endpoint: apns), logger: logger)
-        return Worker(database: database, apns: client, serverKey: serverKey, configuration: configuration, name: name, logger: logger)
+        return Worker(
+            database: database, listening: listening, apns: client, serverKey: serverKey, configuration: configuration, name: name,
+            logger: logger)
     }
 }

@@ -28,7 +28,11 @@ public enum DatabaseError: Error, CustomStringConvertible {
     /// The short, secret-free reason behind a postgres-nio or socket error.
     static func reason(for error: any Error) -> String {
         if let error = error as? PSQLError {
-            if let message = error.serverInfo?[.message] { return message }
+            if let message = error.serverInfo?[.message] {
+                // PgBouncer's answer to the startup parameters Blimp sends PostgreSQL itself.
+                guard message.hasPrefix("unsupported startup parameter") else { return message }
+                return message + " (a connection pooler? add ?pooler=transaction to the URL)"
+            }
             if let underlying = error.underlying { return Self.reason(for: underlying) }
             switch error.code {
             case .sslUnsupported: return "the server does not support TLS"

@@ -21,9 +21,11 @@ extension DatabaseURL {
 }
 
 extension DatabaseURL {
-    /// Checks the server is reachable, then runs `body` with a connection pool that lives as long as `body` does.
-    /// For one-shot commands and tests; long-running processes put the `PostgresClient` in their `ServiceGroup`.
+    /// Checks the server is reachable, then runs `body` with a connection pool that lives as long as `body` does
+    /// (with `statementTimeout` as ``clientConfiguration(statementTimeout:)`` has it). For one-shot commands and tests;
+    /// long-running processes put the `PostgresClient` in their `ServiceGroup`.
     public func withClient<T>(
+        statementTimeout: Duration? = nil,
         logger: Logger,
         _ body: (PostgresClient) async throws -> T
     ) async throws -> T {
@@ -32,7 +34,7 @@ extension DatabaseURL {
         // simply waits; connection failures were reported above already.
         var backgroundLogger = logger
         backgroundLogger.logLevel = max(logger.logLevel, .error)
-        let client = PostgresClient(configuration: self.clientConfiguration(), backgroundLogger: backgroundLogger)
+        let client = PostgresClient(configuration: self.clientConfiguration(statementTimeout: statementTimeout), backgroundLogger: backgroundLogger)
         return try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await client.run() }
             defer { group.cancelAll() }

@@ -14,11 +14,13 @@ public struct ChannelStore: Sendable {
     /// Channel creations and activity tokens, coalesced across concurrent requests.
     let writer: RegistrationWriter
 
-    public init(client: PostgresClient, logger: Logger, now: @escaping @Sendable () -> Date = Date.init) {
+    /// With `preparedStatements` (not through a transaction pooler), the writes every device makes are prepared once
+    /// per connection.
+    public init(client: PostgresClient, logger: Logger, preparedStatements: Bool = true, now: @escaping @Sendable () -> Date = Date.init) {
         self.client = client
         self.logger = logger
         self.now = now
-        self.writer = RegistrationWriter(client: client, logger: logger, now: now)
+        self.writer = RegistrationWriter(client: client, logger: logger, prepared: preparedStatements, now: now)
     }
 
     // MARK: - Device API

@@ -10,12 +10,13 @@ struct RegistrationWriter: Sendable {
     let creations: Coalescer<NewChannel, Bool>
     let activities: Coalescer<ActivityToken, Bool>
 
-    init(client: PostgresClient, logger: Logger, now: @escaping @Sendable () -> Date) {
+    /// With `prepared`, each statement is prepared once per connection (see ``JSONRowsStatement``).
+    init(client: PostgresClient, logger: Logger, prepared: Bool, now: @escaping @Sendable () -> Date) {
         self.creations = Coalescer { channels in
-            try await Self.create(channels, client: client, logger: logger, now: now())
+            try await Self.create(channels, client: client, logger: logger, prepared: prepared, now: now())
         }
         self.activities = Coalescer { tokens in
-            try await Self.set(tokens, client: client, logger: logger, now: now())
+            try await Self.set(tokens, client: client, logger: logger, prepared: prepared, now: now())
         }
     }
 
@@ -81,10 +82,11 @@ struct RegistrationWriter: Sendable {
         _ channels: [NewChannel],
         client: PostgresClient,
         logger: Logger,
+        prepared: Bool,
         now: Date
     ) async throws -> [Bool] {
-        let rows = try await client.execute(InsertChannels(rows: RawJSON.array(channels.map(\.json)).text, now: now), logger: logger)
-        let created = Set(try await rows.array())
+        let statement = InsertChannels(rows: RawJSON.array(channels.map(\.json)).text, now: now)
+        let created = Set(try await statement.rows(on: client, prepared: prepared, logger: logger))
         return channels.map { created.contains($0.channelID) }
     }
 
@@ -93,14 +95,14 @@ struct RegistrationWriter: Sendable {
         _ tokens: [ActivityToken],
         client: PostgresClient,
         logger: Logger,
+        prepared: Bool,
         now: Date
     ) async throws -> [Bool] {
         var applied = [Bool](repeating: false, count: tokens.count)
         // One statement cannot touch a row twice: entries for the same activity go in successive rounds, in order.
         for round in Self.rounds(tokens.map { ActivityKey(channel: ChannelKey($0), name: $0.name) }) {
-            let rows = try await client.execute(
-                SetActivityTokens(rows: RawJSON.array(round.map { tokens[$0].json }).text, now: now), logger: logger)
-            let found = Set(try await rows.array().map { ChannelKey(appID: $0.0, channelID: $0.1) })
+            let statement = SetActivityTokens(rows: RawJSON.array(round.map { tokens[$0].json }).text, now: now)
+            let found = Set(try await statement.rows(on: client, prepared: prepared, logger: logger).map { ChannelKey(appID: $0.0, channelID: $0.1) })
             for index in round where found.contains(ChannelKey(tokens[index])) {
                 applied[index] = true
             }
@@ -108,8 +110,7 @@ struct RegistrationWriter: Sendable {
         return applied
     }
 
-    /// Inserts channels from a JSON array of ``NewChannel``s (`$1`) at `$2`; returns the ids inserted. Prepared once
-    /// per connection: the statement is planned once, not per batch.
+    /// Inserts channels from a JSON array of ``NewChannel``s (`$1`) at `$2`; returns the ids inserted.
     struct InsertChannels: JSONRowsStatement {
         static let sql = """
             WITH input AS (
@@ -216,7 +217,7 @@ struct RegistrationWriter: Sendable {
     }
 }
 
-/// A prepared statement over rows sent as one JSON array (`$1`) at one time (`$2`).
+/// A statement over rows sent as one JSON array (`$1`) at one time (`$2`).
 protocol JSONRowsStatement: PostgresPreparedStatement {
     var rows: String { get }
     var now: Date { get }
@@ -228,5 +229,14 @@ extension JSONRowsStatement {
         bindings.append(self.rows)
         bindings.append(self.now)
         return bindings
+    }
+
+    /// Runs the statement and returns its rows. `prepared`, it is prepared by name once per connection and planned
+    /// once, not per batch; else it is sent unnamed each time, as through a transaction pooler, where the next
+    /// statement may meet a server connection that never saw the preparation.
+    func rows(on client: PostgresClient, prepared: Bool, logger: Logger) async throws -> [Row] {
+        if prepared { return try await client.execute(self, logger: logger).array() }
+        let query = PostgresQuery(unsafeSQL: Self.sql, binds: try self.makeBindings())
+        return try await client.query(query, logger: logger).map { try self.decodeRow($0) }.array()
     }
 }
