@@ -441,3 +441,8 @@ CREATE TABLE deployment_secrets (
     sealed     bytea NOT NULL,
     updated_at timestamptz NOT NULL DEFAULT now()
 );
+
+-- version 13: a push's trace context
+-- The W3C `traceparent` of the request that queued the push, when tracing is on, so that the workers' spans
+-- continue the request's trace from the 202 to APNs's answers.
+ALTER TABLE pushes ADD COLUMN trace_parent text;

@@ -62,6 +62,7 @@ public enum APIServer {
         let router = Router(context: APIRequestContext.self)
         // Outermost, so that it counts every answer as sent, errors included.
         router.middlewares.add(MetricsMiddleware())
+        router.middlewares.add(TracingMiddleware())
         router.middlewares.add(AppKeyLogMiddleware())
         router.middlewares.add(LogRequestsMiddleware(.debug))
         router.middlewares.add(AirshipErrorMiddleware())

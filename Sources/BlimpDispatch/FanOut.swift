@@ -3,6 +3,7 @@ import BlimpCore
 import BlimpStore
 import Foundation
 import ServiceLifecycle
+import Tracing
 
 /// Delivers one claimed part of a push: its targets in keyset batches (the next batch read while the current one is
 /// sent), each token's request through the APNs client with retries, and after each batch one checkpoint of
@@ -54,7 +55,12 @@ struct FanOut {
             }
             let store = self.store, now = self.now(), reading = ahead
             async let following = store.targets(of: reading, limit: limit, now: now)
-            let outcomes = await self.send(batch, of: push, counts: &push.counts)
+            let outcomes = await withSpan("APNs batch", ofKind: .client) { span in
+                let outcomes = await self.send(batch, of: push, counts: &push.counts)
+                span.attributes["blimp.targets"] = batch.count
+                span.attributes["blimp.sent"] = outcomes.count { $0.status == 200 }
+                return outcomes
+            }
             let refusal = outcomes.lazy.compactMap({ $0.reason.map(APNsReason.init(rawValue:)) }).first(where: APNsReason.refusingTheApp.contains)
             // APNs refusing the app fails the push, as it would every token: no parts are handed on to send more.
             if refusal != nil { (ahead.through, split) = (push.through, []) }

@@ -6,6 +6,7 @@ import Logging
 import PostgresNIO
 import ServiceLifecycle
 import Synchronization
+import Tracing
 
 /// `blimp worker`: turns queued pushes into APNs requests. Any number of workers share one PostgreSQL; each claims
 /// parts of pushes with `FOR UPDATE SKIP LOCKED` under a lease, so none is handled by two at once, and one whose
@@ -109,11 +110,22 @@ public final class Worker: Service, Sendable {
 
     /// Fans the part out with its lease renewed meanwhile. A part that fails as a whole is tried again later, or
     /// fails its push (``DispatchStore/partFailed(appID:pushID:part:reason:permanent:worker:policy:)``).
+    ///
+    /// Traced as a span that continues the trace of the request that queued the push, when it was traced.
     private func deliver(_ push: ClaimedPush) async {
+        await withSpan("deliver push part", context: TraceParent.context(continuing: push.traceParent), ofKind: .consumer) { span in
+            span.attributes["blimp.push.id"] = push.pushID.lowercaseString
+            span.attributes["blimp.push.part"] = Int(push.part)
+            await self.deliver(push, span: span)
+        }
+    }
+
+    private func deliver(_ push: ClaimedPush, span: any Span) async {
         var metadata: Logger.Metadata = ["push.id": "\(push.pushID.lowercaseString)", "part": "\(push.part)", "worker": "\(self.name)"]
         do {
             let delivery = try await self.profile(of: push.appID)
             metadata["app.key"] = "\(delivery.appKey)"
+            span.attributes["blimp.app.key"] = delivery.appKey
             self.logger.debug("part claimed", metadata: metadata)
             let fanOut = FanOut(
                 store: self.store, apns: self.apns, delivery: delivery, configuration: self.configuration, worker: self.name,
@@ -125,6 +137,7 @@ public final class Worker: Service, Sendable {
             // Stopped, not failed: the lease runs out and another worker resumes the part from its checkpoint.
             self.logger.debug("part left to its lease", metadata: metadata)
         } catch {
+            span.recordError(error)
             let failure = DispatchFailure(error)
             metadata["error"] = "\(failure.reason)"
             do {

@@ -1,7 +1,5 @@
-import AsyncHTTPClient
 import BlimpTestSupport
 import Foundation
-import NIOCore
 import Testing
 
 #if canImport(Glibc)
@@ -17,35 +15,25 @@ import Glibc
     @Test func aRealPushShowsInEveryProcessesMetrics() async throws {
         try await TestDatabase.withFreshDatabase { url, _ in
             try await withTemporaryFolder { folder in
-                let environment = ["DATABASE_URL": url, "BLIMP_SECRET_KEY": TestKeys.serverKeyBase64()]
-                let (scores, keyFile) = try await BlimpProcess.createScores(in: folder, environment: environment)
-                let (simPort, simAdminPort, apiPort, otherAPIPort) = (freePort(), freePort(), freePort(), freePort())
                 let (apiMetrics, otherAPIMetrics, workerMetrics) = (freePort(), freePort(), freePort())
-                let simulator = try BlimpProcess(
-                    ["apns-sim", "--port", "\(simPort)", "--admin-port", "\(simAdminPort)", "--state-dir", folder.appendingPathComponent("sim").path,
-                     "--trust-key", "ABC123DEFG:DEF123GHIJ:\(keyFile.path)"])
-                try await waitUntilServing("http://127.0.0.1:\(simAdminPort)/counters")
-                let api = try BlimpProcess(["api", "--port", "\(apiPort)", "--metrics-port", "\(apiMetrics)"], environment: environment)
+                let deployment = try await ProcessDeployment(
+                    database: url, in: folder, apiArguments: ["--metrics-port", "\(apiMetrics)"],
+                    workerArguments: ["--metrics-port", "\(workerMetrics)"], workerReady: "http://127.0.0.1:\(workerMetrics)/metrics")
                 try await waitUntilServing("http://127.0.0.1:\(apiMetrics)/metrics")
                 // The second api starts once the first holds the queue gauges' lease: the flag's environment form.
-                var otherEnvironment = environment
+                var otherEnvironment = deployment.environment
                 otherEnvironment["BLIMP_METRICS_PORT"] = "\(otherAPIMetrics)"
-                let otherAPI = try BlimpProcess(["api", "--port", "\(otherAPIPort)"], environment: otherEnvironment)
-                var workerEnvironment = environment
-                workerEnvironment["BLIMP_APNS_URL"] = "https://127.0.0.1:\(simPort)"
-                workerEnvironment["BLIMP_APNS_CA_FILE"] = folder.appendingPathComponent("sim/ca.pem").path
-                let worker = try BlimpProcess(["worker", "--metrics-port", "\(workerMetrics)"], environment: workerEnvironment)
-                try await waitUntilServing("http://127.0.0.1:\(workerMetrics)/metrics")
+                let otherAPI = try BlimpProcess(["api", "--port", "\(freePort())"], environment: otherEnvironment)
                 try await waitUntilServing("http://127.0.0.1:\(otherAPIMetrics)/metrics")
 
-                let base = "http://127.0.0.1:\(apiPort)"
-                let phones = DeviceAPI(url: base, appKey: scores["app_key"]!, appSecret: scores["app_secret"]!)
+                let phones = deployment.phones
                 for _ in 0..<3 { try await phones.batch(try await phones.register(tags: ["sports"]), tags: [:], activity: "final") }
                 let push = try await BlimpProcess.run(
-                    ["push", "--url", base, "--app-key", scores["app_key"]!, "--name", "final", "--content-state", #"{"home": 1}"#, "--wait"],
-                    environment: ["BLIMP_MASTER_SECRET": scores["master_secret"]!])
+                    ["push", "--url", deployment.base, "--app-key", deployment.scores["app_key"]!, "--name", "final", "--content-state",
+                     #"{"home": 1}"#, "--wait"],
+                    environment: ["BLIMP_MASTER_SECRET": deployment.scores["master_secret"]!])
                 #expect(push.status == 0 && push.stdout.contains(#""sent":3"#), "\(push.stdout) \(push.stderr)")
-                let refused = try await Self.post("\(base)/api/push", body: "{", appKey: scores["app_key"]!, secret: scores["master_secret"]!)
+                let (refused, _) = try await deployment.request("/api/push", posting: "{")
                 #expect(refused == 400)
 
                 let scrapes = try await [
@@ -78,12 +66,7 @@ import Glibc
                 #expect(exported.subtracting(documented).isEmpty, "exported but not in docs/operations.md: \(exported.subtracting(documented).sorted())")
                 #expect(documented.subtracting(exported).isEmpty, "in docs/operations.md but not exported: \(documented.subtracting(exported).sorted())")
 
-                for process in [worker, otherAPI, api, simulator] { process.signal(SIGTERM) }
-                for (process, name) in [(worker, "worker"), (otherAPI, "second api"), (api, "api")] {
-                    let result = await process.wait()
-                    #expect(result.status == 0, "\(name) exited \(result.status): \(result.stderr.suffix(3000))")
-                }
-                _ = await simulator.wait()
+                await deployment.stop(andAlso: [(otherAPI, "second api")])
             }
         }
     }
@@ -118,15 +101,5 @@ import Glibc
     static func documentedMetrics() throws -> Set<String> {
         let operations = try String(contentsOf: ConsoleBrowserTests.packageRoot.appendingPathComponent("docs/operations.md"), encoding: .utf8)
         return Set(operations.split(separator: "\n").compactMap { line in line.firstMatch(of: /^\| `(blimp_[a-z_]+)`/).map { String($0.1) } })
-    }
-
-    static func post(_ url: String, body: String, appKey: String, secret: String) async throws -> Int {
-        var request = HTTPClientRequest(url: url)
-        request.method = .POST
-        request.headers.add(name: "Authorization", value: "Basic " + Data("\(appKey):\(secret)".utf8).base64EncodedString())
-        request.headers.add(name: "Accept", value: "application/vnd.urbanairship+json; version=3")
-        request.headers.add(name: "Content-Type", value: "application/json")
-        request.body = .bytes(ByteBuffer(string: body))
-        return Int(try await HTTPClient.shared.execute(request, timeout: .seconds(10)).status.code)
     }
 }

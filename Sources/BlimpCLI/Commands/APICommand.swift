@@ -22,6 +22,7 @@ struct APICommand: AsyncParsableCommand {
     func run() async throws {
         let logger = self.logging.makeLogger(label: "blimp.api")
         let metrics = try self.metrics.bootstrap()
+        let tracing = try TraceExport.bootstrap(serviceName: "blimp-api", logger: logger)
         let serverKey = try ServerKeySetting.resolve()
         let url = try self.database.resolve()
         let janitorURL = try self.direct.sessionURL(beside: url)
@@ -31,7 +32,7 @@ struct APICommand: AsyncParsableCommand {
         }
         let services = self.listen.buildAPI(
             database: url, janitor: janitorURL, serverKey: serverKey, limits: self.limits.limits, logger: logger)
-        try await runServices(services.all + services.metrics(metrics, logger: logger), logger: logger)
+        try await runServices([tracing].compactMap { $0 } + services.all + services.metrics(metrics, logger: logger), logger: logger)
     }
 }
 
@@ -98,6 +99,7 @@ extension ListenOptions {
                 .init("old send tallies") { try await console.deleteOldTallies(now: Date()) },
                 .init("console rollups", verb: "refreshed") { try await console.refreshRollups(now: Date()) },
             ],
+            leases: DeploymentLeases(client: janitorDatabase, logger: logger),
             logger: logger
         )
         if url.pooled {

@@ -27,6 +27,7 @@ struct DevCommand: AsyncParsableCommand {
     func run() async throws {
         let logger = self.logging.makeLogger(label: "blimp.dev")
         let metrics = try self.metrics.bootstrap()
+        let tracing = try TraceExport.bootstrap(serviceName: "blimp-dev", logger: logger)
         let state = try StateFolder(path: self.stateDir)
         let serverKey = try state.serverKey()
         let configured = try APNsEndpointSetting.resolve()
@@ -49,7 +50,8 @@ struct DevCommand: AsyncParsableCommand {
         }
         let worker = try WorkerCommand.worker(database: database, apns: apns, serverKey: serverKey, logger: logger)
         let endpoint = services.metrics(metrics, samplers: [worker.apns.recordConnectionMetrics], logger: logger)
-        try await runServices(services.all + [worker] + (simulator?.services ?? []) + endpoint, logger: logger)
+        try await runServices(
+            [tracing].compactMap { $0 } + services.all + [worker] + (simulator?.services ?? []) + endpoint, logger: logger)
         await worker.apns.shutdown()
     }
 

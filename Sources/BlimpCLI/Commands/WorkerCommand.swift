@@ -27,6 +27,7 @@ struct WorkerCommand: AsyncParsableCommand {
     func run() async throws {
         let logger = self.logging.makeLogger(label: "blimp.worker")
         let metrics = try self.metrics.bootstrap()
+        let tracing = try TraceExport.bootstrap(serviceName: "blimp-worker", logger: logger)
         guard self.concurrentPushes > 0, self.batchSize > 0, self.fanOutParts > 0, self.leaseSeconds > 0 else {
             throw CLIError("--concurrent-pushes, --batch-size, --fan-out-parts and --lease-seconds must be positive")
         }
@@ -45,7 +46,7 @@ struct WorkerCommand: AsyncParsableCommand {
             database: database, listening: listening, apns: try APNsEndpointSetting.resolve(), serverKey: try ServerKeySetting.resolve(),
             configuration: configuration, name: self.name, logger: logger)
         let endpoint = metrics.map { [$0.service(samplers: [worker.apns.recordConnectionMetrics], logger: logger)] } ?? []
-        try await runServices([database] + [listener].compactMap { $0 } + [worker] + endpoint, logger: logger)
+        try await runServices([tracing, listener].compactMap { $0 } + [database, worker] + endpoint, logger: logger)
         await worker.apns.shutdown()
     }
 

@@ -1,8 +1,10 @@
+import Foundation
 import Logging
 import ServiceLifecycle
 
 /// Deletes rows past their lifetime once a minute, until shutdown, so that tables stay as small as what is alive, and
-/// refreshes rollups: each chore is one statement that returns how many rows it touched.
+/// refreshes rollups: each chore is one statement that returns how many rows it touched. With `leases`, only the
+/// process holding the `janitor` lease does the round, so that api replicas do not all repeat it.
 public struct Janitor: Service {
     /// One kind of expired row and the delete that removes it (or a rollup and its refresh).
     public struct Chore: Sendable {
@@ -19,11 +21,14 @@ public struct Janitor: Service {
     }
 
     let chores: [Chore]
+    let leases: DeploymentLeases?
+    let holder = UUID().uuidString
     let logger: Logger
     let interval: Duration
 
-    public init(_ chores: [Chore], logger: Logger, interval: Duration = .seconds(60)) {
+    public init(_ chores: [Chore], leases: DeploymentLeases? = nil, logger: Logger, interval: Duration = .seconds(60)) {
         self.chores = chores
+        self.leases = leases
         self.logger = logger
         self.interval = interval
     }
@@ -32,6 +37,7 @@ public struct Janitor: Service {
         while !Task.isShuttingDownGracefully, !Task.isCancelled {
             // Waiting first leaves the schema time to be applied (`blimp dev` migrates after start).
             try? await cancelWhenGracefulShutdown { try await Task.sleep(for: self.interval) }
+            guard await self.mayRun() else { continue }
             for chore in self.chores {
                 guard !Task.isShuttingDownGracefully, !Task.isCancelled else { return }
                 do {
@@ -41,6 +47,18 @@ public struct Janitor: Service {
                     self.logger.warning("\(chore.what) not \(chore.verb)", metadata: ["error": "\(error)"])
                 }
             }
+        }
+    }
+
+    /// Whether this process does the round: it holds the lease for two rounds, renewed each round, so a holder that
+    /// stops is replaced within two minutes.
+    private func mayRun() async -> Bool {
+        guard let leases = self.leases else { return true }
+        do {
+            return try await leases.hold("janitor", holder: self.holder, for: self.interval * 2)
+        } catch {
+            self.logger.warning("the janitor's lease could not be taken", metadata: ["error": "\(error)"])
+            return false
         }
     }
 }

@@ -33,6 +33,8 @@ public struct ClaimedPush: Sendable {
     public var cursor: UUID
     /// The part's own counts; the push's are the sum of its parts'.
     public var counts: PushCounts
+    /// The W3C `traceparent` of the request that queued the push, when it was traced (``TraceParent``).
+    public let traceParent: String?
 
     /// Whether the part is the whole push, never split: it is the push's only part.
     public var isWhole: Bool { self.part == 0 && self.through == ChannelIDRange.all.through }
@@ -45,20 +47,20 @@ public struct ClaimedPush: Sendable {
     /// instead of being claimed again and again.
     typealias Row = (
         Int64, UUID, String?, String?, String?, String?, String?, String?, String?, Int16?, String?, Date?, Bool?,
-        Int16, UUID?, UUID?, String?, Date?
+        Int16, UUID?, UUID?, String?, Date?, String?
     )
 
     /// What a claim selects for a ``Row``, from the push (`p`) and the part (`part`).
     static let rowColumns = """
         p.app_id, p.push_id, p.kind, p.event, p.activity_name, p.attributes_type, p.audience::text, p.apns_body,
         p.push_type, p.priority, p.collapse_id, p.expires_at, p.alerting,
-        part.part, part.through_channel_id, part.cursor_channel_id, part.counts::text, p.dismissal_date
+        part.part, part.through_channel_id, part.cursor_channel_id, part.counts::text, p.dismissal_date, p.trace_parent
         """
 
     /// The part in `row`, or why it cannot be sent.
     init(_ row: Row) throws(InvalidField) {
         let (appID, pushID, kind, event, name, attributesType, audience, body, pushType, priority, collapseID, expiresAt,
-             alerting, part, through, cursor, counts, dismissalDate) = row
+             alerting, part, through, cursor, counts, dismissalDate, traceParent) = row
         func required<T>(_ value: T?, _ column: String) throws(InvalidField) -> T {
             guard let value else { throw InvalidField(column, "\(column) is missing") }
             return value
@@ -91,6 +93,7 @@ public struct ClaimedPush: Sendable {
         self.through = try required(through, "through_channel_id")
         self.cursor = try required(cursor, "cursor_channel_id")
         self.counts = PushCounts(try Self.json(counts ?? "{}", "counts"))
+        self.traceParent = traceParent
     }
 
     private static func json(_ text: String, _ column: String) throws(InvalidField) -> RawJSON {

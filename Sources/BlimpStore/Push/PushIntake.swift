@@ -266,6 +266,7 @@ public struct PushIntake: Sendable {
             members.append(.init("alerting", .bool(true)))
         }
         if let collapseID = payload.collapseID { members.append(.init("collapse_id", .string(collapseID))) }
+        if let traceParent = submission.traceParent { members.append(.init("trace_parent", .string(traceParent))) }
         if let expiry = push.expiry {
             members.append(.init("expires_at", .number(String(Int64(expiry.date(acceptedAt: acceptedAt).timeIntervalSince1970)))))
         }
@@ -276,14 +277,15 @@ public struct PushIntake: Sendable {
         """
         INSERT INTO pushes (app_id, push_id, operation_id, kind, activity_name, event, aps_timestamp, audience, payload,
                             apns_body, push_type, priority, collapse_id, expires_at, attributes_type, alerting, dismissal_date,
-                            accepted_at, not_before)
+                            accepted_at, not_before, trace_parent)
         SELECT app_id, push_id, operation_id, kind, activity_name, event, aps_timestamp, audience, payload,
                apns_body, push_type, priority, collapse_id, to_timestamp(expires_at), attributes_type, alerting,
-               to_timestamp(dismissal_date), \(acceptedAt), \(acceptedAt)
+               to_timestamp(dismissal_date), \(acceptedAt), \(acceptedAt), trace_parent
         FROM jsonb_to_recordset(\(rows)::jsonb) AS r (
             app_id bigint, push_id uuid, operation_id uuid, kind text, activity_name text, event text,
             aps_timestamp bigint, audience jsonb, payload jsonb, apns_body text, push_type text, priority smallint,
-            collapse_id text, expires_at double precision, attributes_type text, alerting boolean, dismissal_date bigint)
+            collapse_id text, expires_at double precision, attributes_type text, alerting boolean, dismissal_date bigint,
+            trace_parent text)
         """
     }
 

@@ -8,6 +8,8 @@ public struct PushSubmission: Sendable {
     public var idempotencyKey: String?
     public var operationID: UUID
     public var pushIDs: [UUID]
+    /// The request's trace context (``TraceParent``), stored with its pushes.
+    public var traceParent: String?
 
     public init(appID: Int64, pushes: [Push], idempotencyKey: String?) {
         self.appID = appID
@@ -15,6 +17,7 @@ public struct PushSubmission: Sendable {
         self.idempotencyKey = idempotencyKey
         self.operationID = UUID.random()
         self.pushIDs = pushes.map { _ in UUID.random() }
+        self.traceParent = TraceParent.current()
     }
 }
 

@@ -1,0 +1,77 @@
+import AsyncHTTPClient
+import BlimpTestSupport
+import Foundation
+import NIOCore
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A small deployment of real processes on one database: `blimp apns-sim` trusting the Scores app's key, `blimp api`
+/// and `blimp worker` sending to the simulator, each with the extra arguments and environment a test gives.
+struct ProcessDeployment {
+    let environment: [String: String]
+    let scores: [String: String]
+    let simulator: BlimpProcess
+    let api: BlimpProcess
+    let worker: BlimpProcess
+    /// The API's base URL.
+    let base: String
+
+    /// Creates the Scores app in `url`'s database and starts the processes, once each serves.
+    init(
+        database url: String, in folder: URL, environment extra: [String: String] = [:], apiArguments: [String] = [],
+        workerArguments: [String] = [], workerReady: String? = nil
+    ) async throws {
+        var environment = ["DATABASE_URL": url, "BLIMP_SECRET_KEY": TestKeys.serverKeyBase64()]
+        let (scores, keyFile) = try await BlimpProcess.createScores(in: folder, environment: environment)
+        environment.merge(extra) { $1 }
+        let (simPort, simAdminPort, apiPort) = (freePort(), freePort(), freePort())
+        self.simulator = try BlimpProcess(
+            ["apns-sim", "--port", "\(simPort)", "--admin-port", "\(simAdminPort)", "--state-dir", folder.appendingPathComponent("sim").path,
+             "--trust-key", "ABC123DEFG:DEF123GHIJ:\(keyFile.path)"])
+        try await waitUntilServing("http://127.0.0.1:\(simAdminPort)/counters")
+        self.api = try BlimpProcess(["api", "--port", "\(apiPort)"] + apiArguments, environment: environment)
+        self.base = "http://127.0.0.1:\(apiPort)"
+        try await waitUntilServing("\(self.base)/health")
+        var workerEnvironment = environment
+        workerEnvironment["BLIMP_APNS_URL"] = "https://127.0.0.1:\(simPort)"
+        workerEnvironment["BLIMP_APNS_CA_FILE"] = folder.appendingPathComponent("sim/ca.pem").path
+        self.worker = try BlimpProcess(["worker"] + workerArguments, environment: workerEnvironment)
+        if let workerReady { try await waitUntilServing(workerReady) }
+        self.environment = environment
+        self.scores = scores
+    }
+
+    /// The Scores app's phones, through this API.
+    var phones: DeviceAPI { DeviceAPI(url: self.base, appKey: self.scores["app_key"]!, appSecret: self.scores["app_secret"]!) }
+
+    /// `GET path`, or `POST path` with `body`, with the Scores app's master secret and `headers`: the status and the
+    /// body.
+    func request(_ path: String, posting body: String? = nil, headers: [String: String] = [:]) async throws -> (Int, String) {
+        var request = HTTPClientRequest(url: self.base + path)
+        request.method = body == nil ? .GET : .POST
+        let credentials = "\(self.scores["app_key"]!):\(self.scores["master_secret"]!)"
+        request.headers.add(name: "Authorization", value: "Basic " + Data(credentials.utf8).base64EncodedString())
+        request.headers.add(name: "Accept", value: "application/vnd.urbanairship+json; version=3")
+        if let body {
+            request.headers.add(name: "Content-Type", value: "application/json")
+            request.body = .bytes(ByteBuffer(string: body))
+        }
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
+        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
+        return (Int(response.status.code), String(buffer: try await response.body.collect(upTo: 1 << 20)))
+    }
+
+    /// Stops the processes (the worker first, so it hands its parts back while the API serves) and expects the API
+    /// and the worker to exit cleanly.
+    func stop(andAlso others: [(BlimpProcess, String)] = []) async {
+        for process in [self.worker] + others.map(\.0) + [self.api, self.simulator] { process.signal(SIGTERM) }
+        for (process, name) in [(self.worker, "worker")] + others + [(self.api, "api")] {
+            let result = await process.wait()
+            #expect(result.status == 0, "\(name) exited \(result.status): \(result.stderr.suffix(3000))")
+        }
+        _ = await self.simulator.wait()
+    }
+}
