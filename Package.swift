@@ -231,8 +231,8 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
-            // The console's browser test (Selenium), run as a process from the source tree.
-            exclude: ["Python"]
+            // The console's browser test (Selenium) and promtool's tests of the alerting rules, run from the source tree.
+            exclude: ["Python", "Deploy/alerts_test.yml"]
         ),
     ],
     swiftLanguageModes: [.v6]
