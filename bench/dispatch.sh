@@ -9,6 +9,8 @@
 # Tokens are seeded with SQL (registration has its own benchmark). Needs Go (apt-get install golang-go).
 #
 #   bench/dispatch.sh [N=100000] [M=10000] [BIG=1000000] [K=1000]
+#
+# WORKER_ARGS adds flags to the worker, e.g. WORKER_ARGS="--metrics-port 0" to measure with metrics recorded.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tokens=${1:-100000}
@@ -23,7 +25,8 @@ auth="$(field app_key):$(field master_secret)"
 read -r sim_port admin_port api_port < <(loopback_ports 3)
 start_simulator "$sim_port" "$admin_port"
 start_api "$api_port"
-start_worker "$sim_port"
+# shellcheck disable=SC2086 # WORKER_ARGS is a list of flags
+start_worker "$sim_port" ${WORKER_ARGS:-}
 worker=${pids[-1]}
 (cd "$peers/go-apns-blast" && GOFLAGS=-mod=mod go build -o "$work/apns-blast" .)
 

@@ -7,7 +7,8 @@
 # removed, on exit.
 source scripts/postgres.sh
 blimp=${BLIMP:-.build/release/blimp}
-[ -x "$blimp" ] || swift build -c release --product blimp
+# Always build (a no-op when up to date): a release binary left from older sources would be measured otherwise.
+[ -n "${BLIMP:-}" ] || swift build -c release --product blimp
 
 work=$(mktemp -d /tmp/blimp-bench-XXXXXX)
 chmod 755 "$work"
