@@ -49,7 +49,9 @@ import Testing
                 #expect(answer.status == .serviceUnavailable)
                 #expect(answer.body["error_code"] as? Int == 50300)
                 #expect(answer.headers[.retryAfter] == "1")
-                #expect(started.duration(to: .now) < .seconds(5))
+                // Well under the store's own 30 s guard: the request's timeout answered, not a hang. (Alone it takes 1 s;
+                // beside the whole suite on two cores, up to 6 s were seen.)
+                #expect(started.duration(to: .now) < .seconds(15))
             }
         }
     }

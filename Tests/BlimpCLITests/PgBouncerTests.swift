@@ -113,8 +113,13 @@ import Glibc
                 }
                 for await _ in locked { break }
                 async let lookup = Self.request("\(base)/api/channels/\(channelID.uuidString.lowercased())", appKey: appKey, secret: masterSecret)
-                try await Task.sleep(for: .seconds(1))
-                let waiting = try await Self.waitingForLocks(on: client)
+                // Its statement waits for the lock until the role's timeout (2 s) from when it reaches PostgreSQL.
+                var waiting: [String] = []
+                let deadline = ContinuousClock.now + .seconds(10)
+                while waiting.isEmpty, ContinuousClock.now < deadline {
+                    try await Task.sleep(for: .milliseconds(50))
+                    waiting = try await Self.waitingForLocks(on: client)
+                }
                 #expect(waiting.count == 1, "\(waiting)")
                 let (status, _) = try await lookup
                 #expect(status == 503)

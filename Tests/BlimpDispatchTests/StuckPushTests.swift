@@ -90,13 +90,15 @@ import Testing
     /// never takes the part over and sends the batch again.
     @Test func aSlowAPNsNeverMakesTwoWorkersSendTheSameBatch() async throws {
         var slow = ConnectionSettings()
-        slow.latencyMilliseconds = 2500
+        // Two and a half leases: renewed twice or more while the batch is in flight. A lease of 2 s (not 1) leaves room
+        // for the renewal on a machine busy with the rest of the suite.
+        slow.latencyMilliseconds = 5000
         try await DispatchHarness.run(settings: slow) { harness in
             let devices = try await harness.register(20, name: "slow")
             let pushID = try await harness.push(DispatchHarness.liveActivity("update", "slow", #", "content_state": {"s": 1}"#))
             let workers = ["w1", "w2"].map { name in
                 harness.worker(name) {
-                    $0.lease = .seconds(1)
+                    $0.lease = .seconds(2)
                     $0.batchSize = 100
                 }
             }
