@@ -98,7 +98,9 @@ import Glibc
                     let pushID = try #require((reply?["push_ids"] as? [String])?.first.flatMap(UUID.init(uuidString:)))
                     latencies.append(try await Self.deliveryTime(of: pushID, on: client))
                 }
-                #expect(latencies.allSatisfy { $0 < 1 }, "seconds from accepted to done: \(latencies)")
+                // Woken by NOTIFY: 20-120 ms alone, up to 1.3 s beside the whole suite; found by the 5 s poll alone, these
+                // pushes took 3.2-3.7 s.
+                #expect(latencies.allSatisfy { $0 < 2.5 }, "seconds from accepted to done: \(latencies)")
                 let (_, counters) = try await get("http://127.0.0.1:\(adminPort)/counters")
                 #expect((try JSONSerialization.jsonObject(with: Data(counters.utf8)) as? [String: Any])?["accepted"] as? Int == 4 * devices)
 
