@@ -65,14 +65,11 @@ extension ListenOptions {
     {
         // Statements of the API's requests end with their request; the janitor's long deletes have connections of
         // their own, without that limit.
-        let requestsConfiguration = url.clientConfiguration(statementTimeout: limits.requestTimeout)
         let database = PostgresClient(
-            configuration: requestsConfiguration,
-            backgroundLogger: logger.countingPoolConnections(as: "api", maximum: requestsConfiguration.options.maximumConnections))
+            pool: "api", configuration: url.clientConfiguration(statementTimeout: limits.requestTimeout), logger: logger)
         var janitorConfiguration = (janitorURL ?? url).clientConfiguration(statementTimeout: .zero)
         janitorConfiguration.options.maximumConnections = 1
-        let janitorDatabase = PostgresClient(
-            configuration: janitorConfiguration, backgroundLogger: logger.countingPoolConnections(as: "janitor", maximum: 1))
+        let janitorDatabase = PostgresClient(pool: "janitor", configuration: janitorConfiguration, logger: logger)
         var configuration = APIConfiguration(
             serverKey: serverKey, publicURL: self.publicURL, limits: limits, adminToken: self.adminToken)
         configuration.preparedStatements = !url.pooled

@@ -37,10 +37,7 @@ struct WorkerCommand: AsyncParsableCommand {
         configuration.fanOutParts = self.fanOutParts
         configuration.lease = .seconds(self.leaseSeconds)
         let url = try self.database.resolve()
-        let databaseConfiguration = url.clientConfiguration()
-        let database = PostgresClient(
-            configuration: databaseConfiguration,
-            backgroundLogger: logger.countingPoolConnections(as: "worker", maximum: databaseConfiguration.options.maximumConnections))
+        let database = PostgresClient(pool: "worker", configuration: url.clientConfiguration(), logger: logger)
         let (listening, listener) = try self.listening(beside: url, logger: logger)
         let worker = try Self.worker(
             database: database, listening: listening, apns: try APNsEndpointSetting.resolve(), serverKey: try ServerKeySetting.resolve(),

@@ -1,5 +1,6 @@
 import Logging
 import Metrics
+import PostgresNIO
 
 /// `blimp_db_connections{pool}`, a `PostgresClient`'s connections open or being opened, and
 /// `blimp_db_connections_max{pool}`, how many it may open: the pool is used up when the first reaches the second (it
@@ -44,13 +45,14 @@ struct PoolMetrics: LogHandler {
     }
 }
 
-extension Logger {
-    /// This logger, also counting the connections of the `PostgresClient` it is the background logger of, as `pool`
-    /// with at most `maximum`; itself when no metrics backend is set up.
-    public func countingPoolConnections(as pool: String, maximum: Int) -> Logger {
-        guard !(MetricsSystem.factory is NOOPMetricsHandler) else { return self }
-        var logger = self
-        logger.handler = PoolMetrics(pool: pool, maximum: maximum, forwardingTo: self.handler)
-        return logger
+extension PostgresClient {
+    /// A client whose connections count in the metrics as `pool` (``PoolMetrics``), when a metrics backend is set up.
+    public convenience init(pool: String, configuration: Configuration, logger: Logger) {
+        var backgroundLogger = logger
+        if !(MetricsSystem.factory is NOOPMetricsHandler) {
+            backgroundLogger.handler = PoolMetrics(
+                pool: pool, maximum: configuration.options.maximumConnections, forwardingTo: logger.handler)
+        }
+        self.init(configuration: configuration, backgroundLogger: backgroundLogger)
     }
 }
