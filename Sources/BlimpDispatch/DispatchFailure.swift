@@ -17,9 +17,9 @@ struct DispatchFailure: Error {
     init(_ error: any Error) {
         switch error {
         case let failure as DispatchFailure: self = failure
-        case AppStoreError.notFound: self.init(reason: "the app no longer exists", isPermanent: true)
-        case let error as AppStoreError:
-            if case .unreadable = error { self.init(reason: "\(error)", isPermanent: true) } else {
+        case StoreError.noSuchApp: self.init(reason: "the app no longer exists", isPermanent: true)
+        case let error as StoreError:
+            if case .unreadableSecret = error { self.init(reason: "\(error)", isPermanent: true) } else {
                 self.init(reason: "\(error)", isPermanent: false)
             }
         default: self.init(reason: "\(error)", isPermanent: false)

@@ -84,7 +84,7 @@ import Testing
             #expect(try await client.send(.post, "/api/push", bearer(token), Self.update()).status == .accepted)
             #expect(try await client.send(.post, "/api/push", bearer(otherToken), Self.update()).status == .unauthorized)
             #expect(try await client.send(.post, "/api/push", bearer(APIToken.make()), Self.update()).status == .unauthorized)
-            await #expect(throws: AppStoreError.self) { try await store.createToken(appKey: scores.app.appKey, name: "ci") }
+            await #expect(throws: StoreError.self) { try await store.createToken(appKey: scores.app.appKey, name: "ci") }
 
             var noVersion = harness.master()
             noVersion[.accept] = "application/json"

@@ -42,4 +42,13 @@ enum ConsoleError: Error {
         default: .unavailable
         }
     }
+
+    /// Whether the store refused what was asked (a duplicate, a value out of range, no such app), which the page says,
+    /// rather than failing to answer.
+    static func isRefusal(_ error: StoreError) -> Bool {
+        switch error {
+        case .database, .unavailable: false
+        case .notFound, .noSuchApp, .duplicate, .invalid, .unreadablePush, .unreadableSecret: true
+        }
+    }
 }

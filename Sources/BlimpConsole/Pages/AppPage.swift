@@ -81,8 +81,7 @@ struct AppPage: Sendable {
             default:
                 throw ConsoleError.notFound
             }
-        } catch let error as AppStoreError {
-            if case .database = error { throw ConsoleError.unavailable }
+        } catch let error as StoreError where ConsoleError.isRefusal(error) {
             return try await self.page(user, app, error: AppsPage.sentence(error.description))
         } catch let error as ConsoleError {
             throw error

@@ -45,9 +45,10 @@ struct AppsPage: Sendable {
             let key = try APNsSigningKey(pem: form.raw("p8") ?? "", keyID: draft.keyID, teamID: draft.teamID)
             let newApp = try NewApp(name: draft.name, bundleID: draft.bundleID, signingKey: key, environment: draft.production ? .production : .sandbox)
             app = try await self.apps.create(newApp, credentials: credentials, serverKey: self.serverKey)
-        } catch let error as AppStoreError {
-            if case .database = error { throw ConsoleError.unavailable }
+        } catch let error as StoreError where ConsoleError.isRefusal(error) {
             return try await self.page(user, created: nil, error: Self.sentence(error.description), draft: draft, status: .conflict)
+        } catch let error as StoreError {
+            throw ConsoleError.from(error)
         } catch {
             return try await self.page(user, created: nil, error: Self.sentence("\(error)"), draft: draft, status: .badRequest)
         }

@@ -27,7 +27,7 @@ struct PushPage: Sendable {
         let what: String
         let name: String?
         let nameLink: String?
-        let priority: Int
+        let priority: Int?
         let accepted: String
         let started: String?
         let finishedAt: String?
@@ -58,7 +58,9 @@ struct PushPage: Sendable {
         var expected = report.counts.targets
         if !report.state.isFinished, let kind = Self.kind(of: report), let audience = try? Audience.parse(report.request["audience"] ?? .null) {
             expected = max(expected, (try? await self.dispatch.reach(
-                appID: scope.app.id, kind: kind, audience: audience, priority: report.priority, now: self.gate.now())) ?? 0)
+                appID: scope.app.id, kind: kind, audience: audience,
+                // A push from before priorities were stored asked for the default, 10.
+                priority: report.priority ?? 10, now: self.gate.now())) ?? 0)
         }
         let view = Self.view(report, base: "/console/app/\(scope.app.appKey)", expected: expected, notice: notice)
         return self.renderer.page("push", title: "Push \(view.pushID.prefix(8))", nav: Navigation(scope, .pushes), view)
@@ -134,7 +136,7 @@ struct PushPage: Sendable {
           <dl class="facts">
             <div><dt>What</dt><dd>{{what}}</dd></div>
             {{#name}}<div><dt>Name</dt><dd><a href="{{nameLink}}">{{name}}</a></dd></div>{{/name}}
-            <div><dt>Priority</dt><dd>{{priority}}</dd></div>
+            {{#priority}}<div><dt>Priority</dt><dd>{{.}}</dd></div>{{/priority}}
             <div><dt>Accepted</dt><dd>{{accepted}}</dd></div>
             <div><dt>Started</dt><dd>{{started}}</dd></div>
             <div><dt>Finished</dt><dd>{{finishedAt}}</dd></div>

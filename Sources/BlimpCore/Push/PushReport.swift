@@ -14,7 +14,8 @@ public struct PushReport: Sendable, Equatable {
     public var name: String?
     public var timestamp: Int64?
     public var attributesType: String?
-    public var priority: Int
+    /// The requested APNs priority; pushes accepted before it was stored have none.
+    public var priority: Int?
     public var acceptedAt: Date
     public var startedAt: Date?
     public var finishedAt: Date?
@@ -24,7 +25,7 @@ public struct PushReport: Sendable, Equatable {
 
     public init(
         pushID: UUID, operationID: UUID, state: PushState, failureReason: String? = nil, kind: String, event: String?,
-        name: String?, timestamp: Int64?, attributesType: String?, priority: Int, acceptedAt: Date, startedAt: Date?,
+        name: String?, timestamp: Int64?, attributesType: String?, priority: Int?, acceptedAt: Date, startedAt: Date?,
         finishedAt: Date?, counts: PushCounts, request: RawJSON
     ) {
         self.pushID = pushID
@@ -59,7 +60,7 @@ public struct PushReport: Sendable, Equatable {
             if let type = self.attributesType { activity.append(.init("attributes_type", .string(type))) }
             members.append(.init("live_activity", .object(activity)))
         }
-        members.append(.init("priority", .integer(Int64(self.priority))))
+        if let priority = self.priority { members.append(.init("priority", .integer(Int64(priority)))) }
         members.append(.init("accepted_at", .string(AirshipDate.format(self.acceptedAt))))
         members.append(.init("started_at", self.startedAt.map { .string(AirshipDate.format($0)) } ?? .null))
         members.append(.init("finished_at", self.finishedAt.map { .string(AirshipDate.format($0)) } ?? .null))

@@ -19,7 +19,7 @@ public struct AppStore: Sendable {
         _ app: NewApp,
         credentials: AppCredentials,
         serverKey: ServerKey
-    ) async throws(AppStoreError) -> App {
+    ) async throws(StoreError) -> App {
         let apps = try await self.fetch(
             """
             INSERT INTO apps (app_key, name, bundle_id, app_secret_sha256, master_secret_sha256,
@@ -29,7 +29,7 @@ public struct AppStore: Sendable {
                     \(app.signingKey.keyID), \(app.signingKey.teamID), \(app.environment.rawValue),
                     \(Self.seal(app.signingKey, appKey: credentials.appKey, serverKey: serverKey)),
                     \(Self.seal(secret: credentials.appSecret, appKey: credentials.appKey, serverKey: serverKey)))
-            RETURNING \(unescaped: Self.columns)
+            RETURNING \(unescaped: AppColumn.selectList(AppColumn.app))
             """
         )
         guard let created = apps.first else { throw .database(reason: "the insert returned no row") }
@@ -37,79 +37,59 @@ public struct AppStore: Sendable {
     }
 
     /// Every app, oldest first.
-    public func list() async throws(AppStoreError) -> [App] {
-        try await self.fetch("SELECT \(unescaped: Self.columns) FROM apps ORDER BY id")
+    public func list() async throws(StoreError) -> [App] {
+        try await self.fetch("SELECT \(unescaped: AppColumn.selectList(AppColumn.app)) FROM apps ORDER BY id")
     }
 
     /// The app with this app key, if any.
-    public func find(appKey: String) async throws(AppStoreError) -> App? {
-        try await self.fetch("SELECT \(unescaped: Self.columns) FROM apps WHERE app_key = \(appKey)").first
+    public func find(appKey: String) async throws(StoreError) -> App? {
+        try await self.fetch("SELECT \(unescaped: AppColumn.selectList(AppColumn.app)) FROM apps WHERE app_key = \(appKey)").first
     }
 
     /// What authenticates requests for `appKey`: the app, its secrets' digests, the app secret itself (unsealed with
     /// `serverKey`) and the previous one while its overlap lasts, or `nil` when there is no such app.
-    public func credentials(appKey: String, serverKey: ServerKey) async throws(AppStoreError) -> StoredCredentials? {
-        let row = try await self.mapErrors { () async throws -> CredentialRow? in
-            let rows = try await self.client.query(
-                """
-                SELECT \(unescaped: Self.columns), app_secret_sha256, master_secret_sha256, app_secret_sealed,
-                       ARRAY(SELECT encode(token_sha256, 'base64') FROM api_tokens WHERE api_tokens.app_id = apps.id),
-                       device_association,
-                       previous_app_secret_sha256, previous_app_secret_sealed, previous_app_secret_expires_at
-                FROM apps WHERE app_key = \(appKey)
-                """,
+    public func credentials(appKey: String, serverKey: ServerKey) async throws(StoreError) -> StoredCredentials? {
+        let rows = try await self.mapErrors {
+            try await self.client.query(
+                "SELECT \(unescaped: AppColumn.selectList(AppColumn.credentials)) FROM apps WHERE app_key = \(appKey)",
                 logger: self.logger
-            )
-            let decoded = rows.decode(
-                (Int64, String, String, String, String, String, String, Date, Data, Data, Data?, [String], Bool, Data?, Data?, Date?).self
-            )
-            for try await (
-                id, key, name, bundleID, keyID, teamID, environment, createdAt, appDigest, masterDigest, sealed, tokens, association,
-                previousDigest, previousSealed, previousExpiresAt
-            ) in decoded {
-                return CredentialRow(
-                    app: (id, key, name, bundleID, keyID, teamID, environment, createdAt),
-                    appSecretDigest: appDigest,
-                    masterSecretDigest: masterDigest,
-                    appSecretSealed: sealed,
-                    apiTokenDigests: tokens,
-                    devicesMayAssociate: association,
-                    previousAppSecret: try previousDigest.map { digest in
-                        guard let previousExpiresAt else { throw AppStoreError.database(reason: "app \(name)'s previous app secret has no expiry") }
-                        return (digest, previousSealed, previousExpiresAt)
-                    }
-                )
-            }
-            return nil
+            ).collect()
         }
-        guard let row else { return nil }
-        let app = try await self.mapErrors { try Self.app(from: row.app) }
-        return StoredCredentials(
-            app: app,
-            appSecretDigest: SecretDigest(bytes: Array(row.appSecretDigest)),
-            masterSecretDigest: SecretDigest(bytes: Array(row.masterSecretDigest)),
-            apiTokenDigests: row.apiTokenDigests.compactMap { Data(base64Encoded: $0).map { SecretDigest(bytes: Array($0)) } },
-            signature: try row.appSecretSealed.map { sealed throws(AppStoreError) in
-                try Self.signature(sealed, .appSecret(appKey: app.appKey), serverKey: serverKey)
-            },
-            previousAppSecret: try row.previousAppSecret.map { previous throws(AppStoreError) in
-                StoredCredentials.PreviousAppSecret(
-                    digest: SecretDigest(bytes: Array(previous.digest)),
-                    signature: try previous.sealed.map { sealed throws(AppStoreError) in
-                        try Self.signature(sealed, .previousAppSecret(appKey: app.appKey), serverKey: serverKey)
-                    },
-                    expiresAt: previous.expiresAt
-                )
-            },
-            devicesMayAssociate: row.devicesMayAssociate
-        )
+        guard let row = rows.first.map(NamedRow<AppColumn>.init) else { return nil }
+        let (app, sealed, previousSealed) = try Self.reading { () throws(UnreadableColumn) in
+            (try Self.app(row), try row.decode(.appSecretSealed, as: Data?.self), try row.decode(.previousAppSecretSealed, as: Data?.self))
+        }
+        let signature = try sealed.map { sealed throws(StoreError) in
+            try Self.signature(sealed, .appSecret(appKey: app.appKey), serverKey: serverKey)
+        }
+        let previousSignature = try previousSealed.map { sealed throws(StoreError) in
+            try Self.signature(sealed, .previousAppSecret(appKey: app.appKey), serverKey: serverKey)
+        }
+        return try Self.reading { () throws(UnreadableColumn) in
+            let previousDigest: Data? = try row.decode(.previousAppSecretDigest)
+            return StoredCredentials(
+                app: app,
+                appSecretDigest: try Self.digest(row, .appSecretDigest),
+                masterSecretDigest: try Self.digest(row, .masterSecretDigest),
+                apiTokenDigests: try row.decode(.apiTokenDigests, as: [String].self).compactMap {
+                    Data(base64Encoded: $0).map { SecretDigest(bytes: Array($0)) }
+                },
+                signature: signature,
+                previousAppSecret: try previousDigest.map { digest throws(UnreadableColumn) in
+                    StoredCredentials.PreviousAppSecret(
+                        digest: SecretDigest(bytes: Array(digest)), signature: previousSignature,
+                        expiresAt: try row.decode(.previousAppSecretExpiresAt))
+                },
+                devicesMayAssociate: try row.decode(.deviceAssociation)
+            )
+        }
     }
 
     /// Issues a new master secret and returns it (shown once: only its digest is stored). The previous master secret
     /// stops working at once here; API processes that cached the app's credentials may accept it for up to 30 s more
     /// (`AppDirectory.lifetime`). The app's console sessions, signed in with it, end with it. Server API tokens are
     /// not affected (`revokeToken` revokes them).
-    public func rotateMasterSecret(appKey: String) async throws(AppStoreError) -> String {
+    public func rotateMasterSecret(appKey: String) async throws(StoreError) -> String {
         let secret = RandomToken.make()
         try await self.updateOne(
             """
@@ -130,8 +110,11 @@ public struct AppStore: Sendable {
     /// processes that cached the app's credentials may accept it for up to 30 s more, `AppDirectory.lifetime`).
     ///
     /// Only one previous secret is kept: rotating again ends the earlier secret's overlap at once.
-    public func rotateAppSecret(appKey: String, overlap: TimeInterval, serverKey: ServerKey) async throws(AppStoreError) -> String {
-        guard overlap >= 0, overlap <= Self.maximumAppSecretOverlap else { throw .invalidOverlap(overlap) }
+    public func rotateAppSecret(appKey: String, overlap: TimeInterval, serverKey: ServerKey) async throws(StoreError) -> String {
+        guard overlap >= 0, overlap <= Self.maximumAppSecretOverlap else {
+            throw .invalid(
+                "the previous app secret's overlap must be 0 to \(Int(Self.maximumAppSecretOverlap / 86400)) days (got \(overlap) seconds)")
+        }
         let secret = RandomToken.make()
         let keepsPrevious = overlap > 0
         // Every right-hand side reads the row as it was, so the previous columns take the secret being replaced.
@@ -158,28 +141,28 @@ public struct AppStore: Sendable {
         signingKey: APNsSigningKey,
         environment: APNsEnvironment? = nil,
         serverKey: ServerKey
-    ) async throws(AppStoreError) -> App {
+    ) async throws(StoreError) -> App {
         let apps = try await self.fetch(
             """
             UPDATE apps SET apns_key_id = \(signingKey.keyID), apns_team_id = \(signingKey.teamID),
                             apns_key_sealed = \(Self.seal(signingKey, appKey: appKey, serverKey: serverKey)),
                             apns_environment = coalesce(\(environment?.rawValue), apns_environment)
             WHERE app_key = \(appKey)
-            RETURNING \(unescaped: Self.columns)
+            RETURNING \(unescaped: AppColumn.selectList(AppColumn.app))
             """
         )
-        guard let app = apps.first else { throw .notFound }
+        guard let app = apps.first else { throw .noSuchApp }
         return app
     }
 
     /// Allows or forbids the SDK's identify call to associate a device's channel with a named user.
-    public func setDeviceAssociation(_ allowed: Bool, appKey: String) async throws(AppStoreError) {
+    public func setDeviceAssociation(_ allowed: Bool, appKey: String) async throws(StoreError) {
         try await self.updateOne("UPDATE apps SET device_association = \(allowed) WHERE app_key = \(appKey) RETURNING 1")
     }
 
     /// Issues a bearer token for the app's server API under `name` (unique in the app) and returns it; only its
     /// digest is stored, so it is shown once.
-    public func createToken(appKey: String, name: String) async throws(AppStoreError) -> String {
+    public func createToken(appKey: String, name: String) async throws(StoreError) -> String {
         let token = APIToken.make()
         let inserted = try await self.mapErrors {
             let rows = try await self.client.query(
@@ -194,14 +177,14 @@ public struct AppStore: Sendable {
             return try await rows.decode(String.self).array().count
         }
         guard inserted == 1 else {
-            guard try await self.find(appKey: appKey) != nil else { throw .notFound }
+            guard try await self.find(appKey: appKey) != nil else { throw .noSuchApp }
             throw .duplicate("token name")
         }
         return token
     }
 
     /// Revokes the app's token called `name`; `false` when there is none.
-    public func revokeToken(appKey: String, name: String) async throws(AppStoreError) -> Bool {
+    public func revokeToken(appKey: String, name: String) async throws(StoreError) -> Bool {
         try await self.mapErrors {
             let rows = try await self.client.query(
                 """
@@ -217,7 +200,7 @@ public struct AppStore: Sendable {
 
     /// The app's server API tokens, oldest first: their names and when they were issued (the tokens themselves are
     /// not stored).
-    public func tokens(appKey: String) async throws(AppStoreError) -> [APITokenInfo] {
+    public func tokens(appKey: String) async throws(StoreError) -> [APITokenInfo] {
         let rows = try await self.mapErrors {
             // One row with NULLs for an app without tokens; none for no such app.
             let rows = try await self.client.query(
@@ -231,7 +214,7 @@ public struct AppStore: Sendable {
             )
             return try await rows.decode((String?, Date?).self).array()
         }
-        guard !rows.isEmpty else { throw .notFound }
+        guard !rows.isEmpty else { throw .noSuchApp }
         return rows.compactMap { name, createdAt in
             guard let name, let createdAt else { return nil }
             return APITokenInfo(name: name, createdAt: createdAt)
@@ -240,29 +223,24 @@ public struct AppStore: Sendable {
 
     /// What a worker needs to deliver the app's pushes: the app, its APNs signing key (unsealed with `serverKey`)
     /// and its Live Activity budgets.
-    public func delivery(appID: Int64, serverKey: ServerKey) async throws(AppStoreError) -> (app: App, key: APNsSigningKey, budget: PriorityBudget) {
-        let row = try await self.mapErrors { () async throws -> (Row, PriorityBudget, Data)? in
-            let rows = try await self.client.query(
-                """
-                SELECT \(unescaped: Self.columns), priority_budget, frequent_priority_budget, start_budget, apns_key_sealed
-                FROM apps WHERE id = \(appID)
-                """,
-                logger: self.logger
-            )
-            let decoded = rows.decode((Int64, String, String, String, String, String, String, Date, Int, Int, Int, Data).self)
-            for try await (id, key, name, bundleID, keyID, teamID, environment, createdAt, perHour, frequent, starts, sealed) in decoded {
-                let budget = PriorityBudget(perHour: perHour, frequentPerHour: frequent, startsPerHour: starts)
-                return ((id, key, name, bundleID, keyID, teamID, environment, createdAt), budget, sealed)
-            }
-            return nil
+    public func delivery(appID: Int64, serverKey: ServerKey) async throws(StoreError) -> (app: App, key: APNsSigningKey, budget: PriorityBudget) {
+        let rows = try await self.mapErrors {
+            try await self.client.query(
+                "SELECT \(unescaped: AppColumn.selectList(AppColumn.delivery)) FROM apps WHERE id = \(appID)", logger: self.logger
+            ).collect()
         }
-        guard let (appRow, budget, sealed) = row else { throw .notFound }
-        let app = try await self.mapErrors { try Self.app(from: appRow) }
+        guard let row = rows.first.map(NamedRow<AppColumn>.init) else { throw .noSuchApp }
+        let (app, budget, sealed) = try Self.reading { () throws(UnreadableColumn) in
+            let budget = PriorityBudget(
+                perHour: try row.decode(.priorityBudget), frequentPerHour: try row.decode(.frequentPriorityBudget),
+                startsPerHour: try row.decode(.startBudget))
+            return (try Self.app(row), budget, try row.decode(.apnsKeySealed, as: Data.self))
+        }
         return (app, try Self.unseal(sealed, of: app, serverKey: serverKey), budget)
     }
 
     /// Sets the app's Live Activity budgets.
-    public func setBudget(_ budget: PriorityBudget, appKey: String) async throws(AppStoreError) {
+    public func setBudget(_ budget: PriorityBudget, appKey: String) async throws(StoreError) {
         try await self.updateOne(
             """
             UPDATE apps SET priority_budget = \(budget.perHour), frequent_priority_budget = \(budget.frequentPerHour),
@@ -273,21 +251,21 @@ public struct AppStore: Sendable {
     }
 
     /// The `.p8` key sealed in `sealed`, bound to the app's key.
-    private static func unseal(_ sealed: Data, of app: App, serverKey: ServerKey) throws(AppStoreError) -> APNsSigningKey {
+    private static func unseal(_ sealed: Data, of app: App, serverKey: ServerKey) throws(StoreError) -> APNsSigningKey {
         do {
             let pem = try serverKey.open(sealed, boundTo: SealedSecret.apnsKey(appKey: app.appKey).context)
             return try APNsSigningKey(pem: String(decoding: pem, as: UTF8.self), keyID: app.apnsKeyID, teamID: app.apnsTeamID)
         } catch {
-            throw .unreadable(.apnsKey(appKey: app.appKey), reason: "\(error)")
+            throw .unreadableSecret(.apnsKey(appKey: app.appKey), reason: "\(error)")
         }
     }
 
     /// What checks the SDK's tokens signed with the app secret sealed in `sealed` (`secret`, bound to its app key).
-    private static func signature(_ sealed: Data, _ secret: SealedSecret, serverKey: ServerKey) throws(AppStoreError) -> SDKSignature {
+    private static func signature(_ sealed: Data, _ secret: SealedSecret, serverKey: ServerKey) throws(StoreError) -> SDKSignature {
         do {
             return SDKSignature(appSecret: String(decoding: try serverKey.open(sealed, boundTo: secret.context), as: UTF8.self))
         } catch {
-            throw .unreadable(secret, reason: "\(error)")
+            throw .unreadableSecret(secret, reason: "\(error)")
         }
     }
 
@@ -306,93 +284,51 @@ public struct AppStore: Sendable {
         ByteBuffer(bytes: SecretDigest(of: secret).bytes)
     }
 
-    /// Runs an `UPDATE … WHERE app_key = … RETURNING 1`; ``AppStoreError/notFound`` when it changed no app.
-    private func updateOne(_ query: PostgresQuery) async throws(AppStoreError) {
+    /// Runs an `UPDATE … WHERE app_key = … RETURNING 1`; ``StoreError/noSuchApp`` when it changed no app.
+    private func updateOne(_ query: PostgresQuery) async throws(StoreError) {
         let updated = try await self.mapErrors {
             try await self.client.query(query, logger: self.logger).decode(Int.self).array().count
         }
-        guard updated == 1 else { throw .notFound }
+        guard updated == 1 else { throw .noSuchApp }
     }
 
     // MARK: - Rows
 
-    private typealias Row = (Int64, String, String, String, String, String, String, Date)
-
-    /// The columns `credentials(appKey:serverKey:)` reads, by name.
-    private struct CredentialRow: Sendable {
-        let app: Row
-        let appSecretDigest: Data
-        let masterSecretDigest: Data
-        let appSecretSealed: Data?
-        /// The API tokens' digests, in base64.
-        let apiTokenDigests: [String]
-        let devicesMayAssociate: Bool
-        let previousAppSecret: (digest: Data, sealed: Data?, expiresAt: Date)?
-    }
-
-    private static let columns =
-        "id, app_key, name, bundle_id, apns_key_id, apns_team_id, apns_environment, created_at"
-
-    private static func app(from row: Row) throws -> App {
-        let (id, appKey, name, bundleID, keyID, teamID, environment, createdAt) = row
-        guard let environment = APNsEnvironment(rawValue: environment) else {
-            throw AppStoreError.database(reason: "app \(name) has an unknown APNs environment")
-        }
-        return App(
-            id: id,
-            appKey: appKey,
-            name: name,
-            bundleID: bundleID,
-            apnsKeyID: keyID,
-            apnsTeamID: teamID,
-            apnsEnvironment: environment,
-            createdAt: createdAt
+    /// The app in `row`.
+    private static func app(_ row: NamedRow<AppColumn>) throws(UnreadableColumn) -> App {
+        App(
+            id: try row.decode(.id),
+            appKey: try row.decode(.appKey),
+            name: try row.decode(.name),
+            bundleID: try row.decode(.bundleID),
+            apnsKeyID: try row.decode(.apnsKeyID),
+            apnsTeamID: try row.decode(.apnsTeamID),
+            apnsEnvironment: try row.decode(.apnsEnvironment),
+            createdAt: try row.decode(.createdAt)
         )
     }
 
-    private func fetch(_ query: PostgresQuery) async throws(AppStoreError) -> [App] {
-        try await self.mapErrors {
-            var apps: [App] = []
-            for try await row in try await self.client.query(query, logger: self.logger).decode(Row.self) {
-                apps.append(try Self.app(from: row))
-            }
-            return apps
-        }
+    private static func digest(_ row: NamedRow<AppColumn>, _ column: AppColumn) throws(UnreadableColumn) -> SecretDigest {
+        SecretDigest(bytes: Array(try row.decode(column, as: Data.self)))
     }
 
-    /// Runs `body` within ``StoreError/deadline`` (as every store operation), turning database errors into
-    /// ``AppStoreError``s that name no secret.
-    private func mapErrors<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws(AppStoreError) -> T {
+    /// Runs `body`, an app row's reading: a column that cannot be read is a database error naming it.
+    private static func reading<T>(_ body: () throws(UnreadableColumn) -> T) throws(StoreError) -> T {
         do {
-            return try await withAbandoningTimeout(StoreError.deadline, body)
-        } catch let error as AppStoreError {
-            throw error
-        } catch let error as PSQLError where error.serverInfo?[.sqlState] == "23505" {
-            throw .duplicate(error.serverInfo?[.constraintName] == "apps_name_key" ? "name" : "app key")
+            return try body()
         } catch {
-            throw .database(reason: DatabaseError.reason(for: error))
+            throw .database(reason: "an app cannot be read: \(error)")
         }
     }
-}
 
-/// Why an app operation failed, in one line without secrets.
-public enum AppStoreError: Error, CustomStringConvertible {
-    case duplicate(String)
-    case notFound
-    /// A sealed secret that does not open, or (the `.p8` key) does not parse.
-    case unreadable(SealedSecret, reason: String)
-    /// An app secret rotation's overlap outside 0 to `AppStore.maximumAppSecretOverlap` seconds.
-    case invalidOverlap(TimeInterval)
-    case database(reason: String)
+    private func fetch(_ query: PostgresQuery) async throws(StoreError) -> [App] {
+        let rows = try await self.mapErrors { try await self.client.query(query, logger: self.logger).collect() }
+        return try Self.reading { () throws(UnreadableColumn) in try rows.map { row throws(UnreadableColumn) in try Self.app(NamedRow(row)) } }
+    }
 
-    public var description: String {
-        switch self {
-        case .duplicate(let what): "an app with this \(what) already exists"
-        case .notFound: "no such app"
-        case .unreadable(let secret, let reason): "\(secret) cannot be read: \(reason)"
-        case .invalidOverlap(let seconds):
-            "the previous app secret's overlap must be 0 to \(Int(AppStore.maximumAppSecretOverlap / 86400)) days (got \(seconds) seconds)"
-        case .database(let reason): "database error: \(reason)"
-        }
+    /// Runs `body` as every store operation runs (``StoreError/mapping(_:)``), a duplicate name or app key told apart
+    /// by its constraint.
+    private func mapErrors<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws(StoreError) -> T {
+        try await StoreError.mapping(body, duplicates: ["apps_name_key": "name", "apps_app_key_key": "app key"])
     }
 }

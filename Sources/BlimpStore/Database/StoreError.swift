@@ -1,11 +1,20 @@
 import BlimpCore
 import Foundation
+import NIOPosix
 import PostgresNIO
+import _ConnectionPoolModule
 
 /// Why a store operation failed, in one line without secrets.
 public enum StoreError: Error, Equatable, CustomStringConvertible {
     /// What was asked for is not in this app (whether it exists in another is never told).
     case notFound
+    /// No app has the key or id asked for.
+    case noSuchApp
+    /// Another app already has this name or app key, or the app another API token of this name (which of them, in
+    /// words).
+    case duplicate(String)
+    /// A value the operation refuses, in words a caller can act on.
+    case invalid(String)
     case database(reason: String)
     /// The database cannot be reached or is shedding load (connection refused or lost, too many connections, a
     /// statement timeout, the pool giving up): worth trying again shortly.
@@ -18,6 +27,9 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .notFound: "not found"
+        case .noSuchApp: "no such app"
+        case .duplicate(let what): "an app with this \(what) already exists"
+        case .invalid(let reason): reason
         case .database(let reason): "database error: \(reason)"
         case .unavailable(let reason): "the database is unavailable: \(reason)"
         case .unreadablePush(_, let pushID, let reason): "push \(pushID.uuidString.lowercased()) cannot be read: \(reason)"
@@ -30,13 +42,15 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
     static let deadline: Duration = .seconds(30)
 
     /// Runs `body` within ``deadline`` (see ``withAbandoningTimeout(_:_:)``: a query stuck on a closed connection
-    /// must not hold its caller forever), turning database errors into ``StoreError``s; a foreign-key violation
-    /// means the channel is not in the app.
-    static func mapping<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws(StoreError) -> T {
+    /// must not hold its caller forever), turning database errors into ``StoreError``s; a unique violation of a
+    /// constraint in `duplicates` is ``duplicate(_:)`` with its words.
+    static func mapping<T: Sendable>(
+        _ body: @escaping @Sendable () async throws -> T, duplicates: [String: String] = [:]
+    ) async throws(StoreError) -> T {
         do {
             return try await withAbandoningTimeout(Self.deadline, body)
         } catch {
-            throw Self.from(error)
+            throw Self.from(error, duplicates: duplicates)
         }
     }
 
@@ -52,31 +66,48 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
         }
     }
 
-    private static func from(_ error: any Error) -> StoreError {
+    private static func from(_ error: any Error, duplicates: [String: String] = [:]) -> StoreError {
         switch error {
         case let error as StoreError: error
         case let error as PostgresTransactionError:
-            if let inner = error.closureError ?? error.beginError ?? error.commitError { Self.from(inner) } else {
+            if let inner = error.closureError ?? error.beginError ?? error.commitError { Self.from(inner, duplicates: duplicates) } else {
                 .database(reason: "the transaction failed")
             }
-        case let error as PSQLError where error.serverInfo?[.sqlState] == "23503": .notFound
+        case let error as PSQLError where error.serverInfo?[.sqlState] == "23503":
+            Self.missing[error.serverInfo?[.constraintName] ?? ""] ?? .database(reason: DatabaseError.reason(for: error))
+        case let error as PSQLError where error.serverInfo?[.sqlState] == "23505":
+            duplicates[error.serverInfo?[.constraintName] ?? ""].map(StoreError.duplicate) ?? .database(reason: DatabaseError.reason(for: error))
         case let error as TimeoutError: .unavailable(reason: "no answer from the database: \(error)")
         case _ where Self.isUnavailable(error): .unavailable(reason: DatabaseError.reason(for: error))
         default: .database(reason: DatabaseError.reason(for: error))
         }
     }
 
+    /// The foreign keys whose violation means that what a write names is not there: a channel or named user not in
+    /// the app, or an app that is gone.
+    private static let missing: [String: StoreError] = [
+        "channel_tags_app_id_channel_id_fkey": .notFound,
+        "live_activities_app_id_channel_id_fkey": .notFound,
+        "push_to_start_tokens_app_id_channel_id_fkey": .notFound,
+        "channels_app_id_named_user_id_fkey": .notFound,
+        "named_user_tags_app_id_named_user_id_fkey": .notFound,
+        "named_users_app_id_fkey": .noSuchApp,
+        "api_tokens_app_id_fkey": .noSuchApp,
+        "console_sessions_app_id_fkey": .noSuchApp,
+    ]
+
     /// SQLSTATE classes and codes that mean "not now" rather than "wrong": connection exceptions (08), too many
     /// connections (53300), a statement timeout (57014) and server shutdowns (57P01–57P03).
     private static let unavailableStates: Set<String> = ["53300", "57014", "57P01", "57P02", "57P03"]
 
     private static func isUnavailable(_ error: any Error) -> Bool {
-        if let error = error as? PSQLError {
+        switch error {
+        case let error as PSQLError:
             if let state = error.serverInfo?[.sqlState] { return state.hasPrefix("08") || Self.unavailableStates.contains(state) }
             return [.connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown, .poolClosed].contains(error.code)
+        // The pool's own errors (its circuit breaker after failed connection attempts, a cancelled lease) and socket errors.
+        case is ConnectionPoolError, is NIOConnectionError, is CancellationError: return true
+        default: return false
         }
-        // The pool's own errors (its circuit breaker after failed connection attempts, a lease timeout) and socket errors.
-        let type = String(describing: Swift.type(of: error))
-        return type.contains("ConnectionPoolError") || type.contains("NIOConnectionError") || error is CancellationError
     }
 }

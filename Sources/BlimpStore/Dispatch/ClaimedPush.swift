@@ -42,66 +42,57 @@ public struct ClaimedPush: Sendable {
     /// Whether the part is whole and untouched: the first batch of such a part may split the rest of its range.
     public var mayBeSplit: Bool { self.isWhole && self.cursor == ChannelIDRange.all.after }
 
-    /// A claimed row as the claim reads it (``rowColumns``): the keys, then everything else optional, so that a row
-    /// the schema let through but this worker cannot use is told apart from a database error and fails its push
-    /// instead of being claimed again and again.
-    typealias Row = (
-        Int64, UUID, String?, String?, String?, String?, String?, String?, String?, Int16?, String?, Date?, Bool?,
-        Int16, UUID?, UUID?, String?, Date?, String?
-    )
+    /// What a claim selects, from the push (`p`) and the part (`part`), each column by name.
+    enum Column: String, SelectedColumn {
+        case appID = "app_id", pushID = "push_id", kind, event, activityName = "activity_name"
+        case attributesType = "attributes_type", audience, apnsBody = "apns_body", pushType = "push_type", priority
+        case collapseID = "collapse_id", expiresAt = "expires_at", alerting, dismissalDate = "dismissal_date"
+        case traceParent = "trace_parent"
+        case part, through = "through_channel_id", cursor = "cursor_channel_id", counts
 
-    /// What a claim selects for a ``Row``, from the push (`p`) and the part (`part`).
-    static let rowColumns = """
-        p.app_id, p.push_id, p.kind, p.event, p.activity_name, p.attributes_type, p.audience::text, p.apns_body,
-        p.push_type, p.priority, p.collapse_id, p.expires_at, p.alerting,
-        part.part, part.through_channel_id, part.cursor_channel_id, part.counts::text, p.dismissal_date, p.trace_parent
-        """
-
-    /// The part in `row`, or why it cannot be sent.
-    init(_ row: Row) throws(InvalidField) {
-        let (appID, pushID, kind, event, name, attributesType, audience, body, pushType, priority, collapseID, expiresAt,
-             alerting, part, through, cursor, counts, dismissalDate, traceParent) = row
-        func required<T>(_ value: T?, _ column: String) throws(InvalidField) -> T {
-            guard let value else { throw InvalidField(column, "\(column) is missing") }
-            return value
-        }
-        switch try required(kind, "kind") {
-        case "live_activity":
-            guard let event = event.flatMap(LiveActivityNotification.Event.init(rawValue:)) else {
-                throw InvalidField("event", "not a Live Activity event: \(event ?? "none")")
+        var expression: String {
+            switch self {
+            case .part, .through, .cursor: "part.\(self.rawValue)"
+            case .counts: "part.counts::text"
+            case .audience: "p.audience::text"
+            default: "p.\(self.rawValue)"
             }
-            self.kind = .liveActivity(event, name: try required(name, "activity_name"), attributesType: attributesType)
-        case "alert":
-            self.kind = .alert
-        case let other:
-            throw InvalidField("kind", "unknown kind \(other)")
         }
-        guard let pushType = APNsPushType(rawValue: try required(pushType, "push_type")) else {
-            throw InvalidField("push_type", "unknown push type \(pushType ?? "")")
-        }
-        self.appID = appID
-        self.pushID = pushID
-        self.audience = try Audience(normalized: try Self.json(try required(audience, "audience"), "audience"))
-        self.body = Array(try required(body, "apns_body").utf8)
-        self.dismissalDate = dismissalDate
-        self.pushType = pushType
-        self.priority = Int(try required(priority, "priority"))
-        self.collapseID = collapseID
-        self.expiresAt = expiresAt
-        self.isAlerting = alerting ?? true
-        self.part = part
-        self.through = try required(through, "through_channel_id")
-        self.cursor = try required(cursor, "cursor_channel_id")
-        self.counts = PushCounts(try Self.json(counts ?? "{}", "counts"))
-        self.traceParent = traceParent
     }
 
-    private static func json(_ text: String, _ column: String) throws(InvalidField) -> RawJSON {
-        do {
-            return try RawJSONParser.parse(text.utf8, numberLength: RawJSONParser.storedNumberLength)
-        } catch {
-            throw InvalidField(column, "\(error.message) at column \(error.column)")
+    /// The keys of a claimed row, read before the rest so that a row that cannot be read fails its own push.
+    static func keys(of row: NamedRow<Column>) throws(UnreadableColumn) -> (appID: Int64, pushID: UUID) {
+        (try row.decode(.appID), try row.decode(.pushID))
+    }
+
+    /// The part in `row`, or the column that cannot be read.
+    init(_ row: NamedRow<Column>) throws(UnreadableColumn) {
+        (self.appID, self.pushID) = try Self.keys(of: row)
+        switch try row.decode(.kind, as: PushKind.self) {
+        case .liveActivity:
+            self.kind = .liveActivity(
+                try row.decode(.event), name: try row.decode(.activityName), attributesType: try row.decode(.attributesType))
+        case .alert:
+            self.kind = .alert
         }
+        let audience = try row.json(.audience)
+        do {
+            self.audience = try Audience(normalized: audience)
+        } catch {
+            throw UnreadableColumn(Column.audience.rawValue, error.description)
+        }
+        self.body = Array(try row.decode(.apnsBody, as: String.self).utf8)
+        self.dismissalDate = try row.decode(.dismissalDate)
+        self.pushType = try row.decode(.pushType)
+        self.priority = Int(try row.decode(.priority, as: Int16.self))
+        self.collapseID = try row.decode(.collapseID)
+        self.expiresAt = try row.decode(.expiresAt)
+        self.isAlerting = try row.decode(.alerting)
+        self.part = try row.decode(.part)
+        self.through = try row.decode(.through)
+        self.cursor = try row.decode(.cursor)
+        self.counts = PushCounts(try row.json(.counts))
+        self.traceParent = try row.decode(.traceParent)
     }
 }
 

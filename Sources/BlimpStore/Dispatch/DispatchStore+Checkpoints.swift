@@ -56,8 +56,7 @@ extension DispatchStore {
                     UPDATE push_parts SET cursor_channel_id = \(push.cursor), through_channel_id = \(push.through),
                                           counts = \(push.counts.json.text)::jsonb,
                                           lease_expires_at = now() + make_interval(secs => \(Self.seconds(lease)))
-                    WHERE app_id = \(push.appID) AND push_id = \(push.pushID) AND part = \(push.part)
-                      AND claimed_by = \(worker) AND state = 'sending'
+                    WHERE \(held: HeldPart(push, worker: worker))
                     RETURNING 1
                     """,
                     logger: self.logger
@@ -153,8 +152,7 @@ extension DispatchStore {
                     """
                     UPDATE push_parts SET state = \(state.rawValue), counts = \(push.counts.json.text)::jsonb,
                                           cursor_channel_id = \(push.cursor), lease_expires_at = NULL
-                    WHERE app_id = \(push.appID) AND push_id = \(push.pushID) AND part = \(push.part)
-                      AND claimed_by = \(worker) AND state = 'sending'
+                    WHERE \(held: HeldPart(push, worker: worker))
                     RETURNING 1
                     """,
                     logger: self.logger

@@ -17,7 +17,7 @@ extension DispatchStore {
                 let held = try await connection.query(
                     """
                     SELECT attempts FROM push_parts
-                    WHERE app_id = \(appID) AND push_id = \(pushID) AND part = \(part) AND claimed_by = \(worker) AND state = 'sending'
+                    WHERE \(held: HeldPart(appID: appID, pushID: pushID, part: part, worker: worker))
                     FOR UPDATE
                     """,
                     logger: self.logger

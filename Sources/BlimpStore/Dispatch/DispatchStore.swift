@@ -74,7 +74,7 @@ public struct DispatchStore: Sendable {
                 UPDATE push_parts t SET state = 'sending', claimed_by = \(worker), lease_expires_at = now() + make_interval(secs => \(Self.seconds(lease)))
                 FROM next WHERE t.app_id = next.app_id AND t.push_id = next.push_id AND t.part = next.part
                 RETURNING t.*)
-            SELECT \(unescaped: ClaimedPush.rowColumns) FROM part JOIN pushes p ON p.app_id = part.app_id AND p.push_id = part.push_id
+            SELECT \(unescaped: ClaimedPush.Column.selectList) FROM part JOIN pushes p ON p.app_id = part.app_id AND p.push_id = part.push_id
             """)
     }
 
@@ -110,7 +110,7 @@ public struct DispatchStore: Sendable {
             turn AS (
                 INSERT INTO dispatch_turns (app_id, last_claimed_at) SELECT app_id, clock_timestamp() FROM p
                 ON CONFLICT (app_id) DO UPDATE SET last_claimed_at = EXCLUDED.last_claimed_at)
-            SELECT \(unescaped: ClaimedPush.rowColumns) FROM part JOIN p ON p.app_id = part.app_id AND p.push_id = part.push_id
+            SELECT \(unescaped: ClaimedPush.Column.selectList) FROM part JOIN p ON p.app_id = part.app_id AND p.push_id = part.push_id
             """)
     }
 
@@ -121,22 +121,29 @@ public struct DispatchStore: Sendable {
 
     private func claimed(_ query: PostgresQuery) async throws(StoreError) -> ClaimedPush? {
         let row = try await StoreError.mapping {
-            try await self.client.query(query, logger: self.logger).decode(ClaimedPush.Row.self).array().first
+            try await self.client.query(query, logger: self.logger).collect().first
         }
         guard let row else { return nil }
+        let named = NamedRow<ClaimedPush.Column>(row)
+        let keys: (appID: Int64, pushID: UUID)
         do {
-            return try ClaimedPush(row)
+            keys = try ClaimedPush.keys(of: named)
+        } catch {
+            throw .database(reason: "a claimed push's keys cannot be read: \(error)")
+        }
+        do {
+            return try ClaimedPush(named)
         } catch {
             // Tried again it would fail the same way, and hold its name up: it fails now.
             try await StoreError.mapping {
                 try await self.client.withTransaction(logger: self.logger) { connection in
                     try await Self.failPush(
-                        appID: row.0, pushID: row.1, reason: "the stored push cannot be read: \(error)", on: connection,
+                        appID: keys.appID, pushID: keys.pushID, reason: "the stored push cannot be read: \(error)", on: connection,
                         logger: self.logger)
                 }
             }
             PushMetrics.finished(.failed)
-            throw .unreadablePush(appID: row.0, pushID: row.1, reason: "\(error)")
+            throw .unreadablePush(appID: keys.appID, pushID: keys.pushID, reason: "\(error)")
         }
     }
 
@@ -146,8 +153,7 @@ public struct DispatchStore: Sendable {
             try await self.client.query(
                 """
                 UPDATE push_parts SET lease_expires_at = now() + make_interval(secs => \(Self.seconds(lease)))
-                WHERE app_id = \(push.appID) AND push_id = \(push.pushID) AND part = \(push.part)
-                  AND claimed_by = \(worker) AND state = 'sending'
+                WHERE \(held: HeldPart(push, worker: worker))
                 RETURNING 1
                 """,
                 logger: self.logger
@@ -180,8 +186,7 @@ public struct DispatchStore: Sendable {
             try await self.client.query(
                 """
                 UPDATE push_parts SET lease_expires_at = now()
-                WHERE app_id = \(push.appID) AND push_id = \(push.pushID) AND part = \(push.part)
-                  AND claimed_by = \(worker) AND state = 'sending'
+                WHERE \(held: HeldPart(push, worker: worker))
                 """,
                 logger: self.logger)
         }

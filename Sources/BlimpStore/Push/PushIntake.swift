@@ -47,36 +47,73 @@ public struct PushIntake: Sendable {
         }
     }
 
+    /// One request of a flush: a submission, and the later ones in the same flush that repeat its idempotency key,
+    /// which get its answer.
+    struct Request {
+        var submission: PushSubmission
+        /// Where its submissions stand in the flush.
+        var positions: [Int]
+
+        var key: KeyID? { self.submission.idempotencyKey.map { KeyID(appID: self.submission.appID, key: $0) } }
+
+        /// The flush's submissions as requests, in order, one per idempotency key.
+        static func grouping(_ submissions: [PushSubmission]) -> [Request] {
+            var requests: [Request] = []
+            var byKey: [KeyID: Int] = [:]
+            for (position, submission) in submissions.enumerated() {
+                let request = Request(submission: submission, positions: [position])
+                guard let key = request.key else {
+                    requests.append(request)
+                    continue
+                }
+                if let first = byKey[key] {
+                    requests[first].positions.append(position)
+                } else {
+                    byKey[key] = requests.count
+                    requests.append(request)
+                }
+            }
+            return requests
+        }
+    }
+
+    /// An idempotency key, within its app.
+    struct KeyID: Hashable {
+        var appID: Int64
+        var key: String
+    }
+
     private static func accept(
         _ submissions: [PushSubmission],
         on connection: PostgresConnection,
         logger: Logger,
         now: Date
     ) async throws -> [PushAcceptance] {
-        var outcomes = [PushAcceptance?](repeating: nil, count: submissions.count)
-        let keyed = try await Self.claimKeys(submissions, outcomes: &outcomes, on: connection, logger: logger, now: now)
-        var names = try await Self.lastTimestamps(of: submissions, on: connection, logger: logger)
+        let requests = Request.grouping(submissions)
+        let replays = try await Self.claimKeys(of: requests, on: connection, logger: logger, now: now)
+        var names = try await Self.lastTimestamps(of: requests, on: connection, logger: logger)
+        var moves: [NameKey: NameMove] = [:]
         let acceptedAt = Int64(now.timeIntervalSince1970)
-        var rows: [RawJSON] = []
-        var refusedKeys: [(appID: Int64, key: String)] = []
-        for (index, submission) in submissions.enumerated() where outcomes[index] == nil {
-            if submission.idempotencyKey != nil, !keyed[index] { continue }  // a repeat within this batch
-            switch Self.stamp(submission, names: names, now: acceptedAt) {
-            case .success(let stamped):
-                for (pushIndex, push) in submission.pushes.enumerated() {
-                    rows.append(Self.row(submission, pushIndex, push, timestamp: stamped.timestamps[pushIndex], acceptedAt: now))
+        var accepted: [AcceptedPush] = []
+        var refusedKeys: [KeyID] = []
+        var answers: [(position: Int, answer: PushAcceptance)] = []
+        for request in requests {
+            let answer: PushAcceptance
+            if let key = request.key, let replay = replays[key] {
+                answer = replay
+            } else {
+                switch Self.stamp(request.submission, last: names, now: acceptedAt) {
+                case .success(let stamped):
+                    accepted += stamped.pushes.map { AcceptedPush($0.item, of: request.submission, timestamp: $0.timestamp, acceptedAt: now) }
+                    moves.merge(stamped.moves) { $1 }
+                    for (key, move) in stamped.moves { names[key] = move.last }
+                    answer = .accepted(operationID: request.submission.operationID, pushIDs: request.submission.pushIDs)
+                case .failure(let refusal):
+                    answer = refusal.acceptance
+                    if let key = request.key { refusedKeys.append(key) }
                 }
-                names.merge(stamped.names) { $1 }
-                outcomes[index] = .accepted(operationID: submission.operationID, pushIDs: submission.pushIDs)
-            case .failure(let refusal):
-                outcomes[index] = refusal.acceptance
-                if let key = submission.idempotencyKey { refusedKeys.append((submission.appID, key)) }
             }
-        }
-        for (index, submission) in submissions.enumerated() where outcomes[index] == nil {
-            // A key repeated within this batch: the answer of its first request.
-            let first = submissions.firstIndex { $0.appID == submission.appID && $0.idempotencyKey == submission.idempotencyKey }!
-            outcomes[index] = outcomes[first]
+            answers += request.positions.map { ($0, answer) }
         }
         if !refusedKeys.isEmpty {
             // A refused request keeps no key: a retry is judged again.
@@ -88,40 +125,36 @@ public struct PushIntake: Sendable {
                 logger: logger
             )
         }
-        if !rows.isEmpty {
-            try await connection.query(Self.insertPushes(RawJSON.array(rows).text, acceptedAt: now), logger: logger)
-            try await connection.query(Self.moveNames(names.filter { $0.value.moved }), logger: logger)
+        if !accepted.isEmpty {
+            try await connection.query(Self.insertPushes(accepted), logger: logger)
+            try await connection.query(Self.moveNames(moves), logger: logger)
             // Workers LISTEN; PostgreSQL delivers this when the transaction commits.
             try await connection.query("SELECT pg_notify(\(DispatchStore.channel), '')", logger: logger)
         }
-        return outcomes.map { $0! }
+        return answers.sorted { $0.position < $1.position }.map(\.answer)
     }
 
     // MARK: - Idempotency keys
 
-    /// Claims the first occurrence of each key; a key already claimed within the window answers its first answer.
-    /// Returns which submissions hold a key they claimed.
+    /// Claims each request's key; returns, for the keys already claimed within the window, their first answers.
     private static func claimKeys(
-        _ submissions: [PushSubmission],
-        outcomes: inout [PushAcceptance?],
+        of requests: [Request],
         on connection: PostgresConnection,
         logger: Logger,
         now: Date
-    ) async throws -> [Bool] {
-        var claimed = [Bool](repeating: false, count: submissions.count)
-        var seen = Set<String>()
+    ) async throws -> [KeyID: PushAcceptance] {
         var claims: [RawJSON] = []
-        for (index, submission) in submissions.enumerated() {
-            guard let key = submission.idempotencyKey else { continue }
-            guard seen.insert("\(submission.appID)/\(key)").inserted else { continue }
-            claimed[index] = true
+        var keys: [KeyID] = []
+        for request in requests {
+            guard let key = request.key else { continue }
+            keys.append(key)
             claims.append(.object([
-                .init("app_id", .integer(submission.appID)), .init("idempotency_key", .string(key)),
-                .init("operation_id", .string(submission.operationID.lowercaseString)),
-                .init("push_ids", .string("{" + submission.pushIDs.map(\.lowercaseString).joined(separator: ",") + "}")),
+                .init("app_id", .integer(key.appID)), .init("idempotency_key", .string(key.key)),
+                .init("operation_id", .string(request.submission.operationID.lowercaseString)),
+                .init("push_ids", .string("{" + request.submission.pushIDs.map(\.lowercaseString).joined(separator: ",") + "}")),
             ]))
         }
-        guard !claims.isEmpty else { return claimed }
+        guard !claims.isEmpty else { return [:] }
         let cutoff = now.addingTimeInterval(-Self.idempotencyWindow)
         let rows = try await connection.query(
             """
@@ -136,29 +169,21 @@ public struct PushIntake: Sendable {
             """,
             logger: logger
         )
-        let fresh = Set(try await rows.decode((Int64, String).self).array().map { "\($0.0)/\($0.1)" })
-        var replayed: [(Int, Int64, String)] = []
-        for (index, submission) in submissions.enumerated() where claimed[index] {
-            let key = submission.idempotencyKey!
-            if !fresh.contains("\(submission.appID)/\(key)") {
-                claimed[index] = false
-                replayed.append((index, submission.appID, key))
-            }
-        }
-        guard !replayed.isEmpty else { return claimed }
+        let fresh = Set(try await rows.decode((Int64, String).self).array().map { KeyID(appID: $0.0, key: $0.1) })
+        let replayed = keys.filter { !fresh.contains($0) }
+        guard !replayed.isEmpty else { return [:] }
         let answers = try await connection.query(
             """
             SELECT app_id, idempotency_key, operation_id, push_ids FROM push_requests
-            WHERE (app_id, idempotency_key) IN (SELECT * FROM unnest(\(replayed.map(\.1))::bigint[], \(replayed.map(\.2))::text[]))
+            WHERE (app_id, idempotency_key) IN (SELECT * FROM unnest(\(replayed.map(\.appID))::bigint[], \(replayed.map(\.key))::text[]))
             """,
             logger: logger
         )
-        var stored: [String: PushAcceptance] = [:]
+        var stored: [KeyID: PushAcceptance] = [:]
         for try await (appID, key, operationID, pushIDs) in answers.decode((Int64, String, UUID, [UUID]).self) {
-            stored["\(appID)/\(key)"] = .accepted(operationID: operationID, pushIDs: pushIDs)
+            stored[KeyID(appID: appID, key: key)] = .accepted(operationID: operationID, pushIDs: pushIDs)
         }
-        for (index, appID, key) in replayed { outcomes[index] = stored["\(appID)/\(key)"] }
-        return claimed
+        return stored
     }
 
     // MARK: - Timestamps by name
@@ -168,22 +193,22 @@ public struct PushIntake: Sendable {
         var name: String
     }
 
-    struct NameState {
+    /// A name's new last timestamp, and the push that moved it there.
+    struct NameMove {
         var last: Int64
-        var pushID: UUID?
-        var moved = false
+        var pushID: UUID
     }
 
     /// The last accepted timestamp of every name the submissions' Live Activity pushes use, locked until commit.
     private static func lastTimestamps(
-        of submissions: [PushSubmission],
+        of requests: [Request],
         on connection: PostgresConnection,
         logger: Logger
-    ) async throws -> [NameKey: NameState] {
+    ) async throws -> [NameKey: Int64] {
         var keys = Set<NameKey>()
-        for submission in submissions {
-            for push in submission.pushes {
-                if case .liveActivity(let activity) = push.content { keys.insert(NameKey(appID: submission.appID, name: activity.name)) }
+        for request in requests {
+            for item in request.submission.items {
+                if case .liveActivity(let activity) = item.push.content { keys.insert(NameKey(appID: request.submission.appID, name: activity.name)) }
             }
         }
         guard !keys.isEmpty else { return [:] }
@@ -196,16 +221,17 @@ public struct PushIntake: Sendable {
             """,
             logger: logger
         )
-        var names: [NameKey: NameState] = [:]
+        var names: [NameKey: Int64] = [:]
         for try await (appID, name, last) in rows.decode((Int64, String, Int64).self) {
-            names[NameKey(appID: appID, name: name)] = NameState(last: last)
+            names[NameKey(appID: appID, name: name)] = last
         }
         return names
     }
 
+    /// A submission's pushes with their timestamps, and its names' last timestamps moved on.
     struct Stamped {
-        var timestamps: [Int64?]
-        var names: [NameKey: NameState]
+        var pushes: [(item: PushSubmission.Item, timestamp: Int64?)]
+        var moves: [NameKey: NameMove]
     }
 
     struct Refusal: Error {
@@ -214,15 +240,15 @@ public struct PushIntake: Sendable {
 
     /// Each Live Activity push's timestamp: its own, which must be newer than its name's last, or the acceptance
     /// second, moved past the last when that is not newer.
-    static func stamp(_ submission: PushSubmission, names: [NameKey: NameState], now: Int64) -> Result<Stamped, Refusal> {
-        var stamped = Stamped(timestamps: [], names: [:])
-        for (index, push) in submission.pushes.enumerated() {
-            guard case .liveActivity(let activity) = push.content else {
-                stamped.timestamps.append(nil)
+    static func stamp(_ submission: PushSubmission, last names: [NameKey: Int64], now: Int64) -> Result<Stamped, Refusal> {
+        var stamped = Stamped(pushes: [], moves: [:])
+        for (index, item) in submission.items.enumerated() {
+            guard case .liveActivity(let activity) = item.push.content else {
+                stamped.pushes.append((item, nil))
                 continue
             }
             let key = NameKey(appID: submission.appID, name: activity.name)
-            let last = (stamped.names[key] ?? names[key])?.last
+            let last = stamped.moves[key]?.last ?? names[key]
             let timestamp: Int64
             if let given = activity.timestamp {
                 if let last, given <= last {
@@ -232,69 +258,29 @@ public struct PushIntake: Sendable {
             } else {
                 timestamp = max(now, (last ?? 0) + 1)
             }
-            stamped.timestamps.append(timestamp)
-            stamped.names[key] = NameState(last: timestamp, pushID: submission.pushIDs[index], moved: true)
+            stamped.pushes.append((item, timestamp))
+            stamped.moves[key] = NameMove(last: timestamp, pushID: item.pushID)
         }
         return .success(stamped)
     }
 
     // MARK: - Rows
 
-    private static func row(_ submission: PushSubmission, _ index: Int, _ push: Push, timestamp: Int64?, acceptedAt: Date) -> RawJSON {
-        let payload = APNsPayload(push, timestamp: timestamp ?? 0)
-        var members: [RawJSON.Member] = [
-            .init("app_id", .integer(submission.appID)),
-            .init("push_id", .string(submission.pushIDs[index].lowercaseString)),
-            .init("operation_id", .string(submission.operationID.lowercaseString)),
-            .init("audience", push.audience.json),
-            .init("payload", push.request),
-            .init("apns_body", .string(payload.body)),
-            .init("push_type", .string(payload.pushType.rawValue)),
-            .init("priority", .integer(Int64(payload.priority))),
-        ]
-        switch push.content {
-        case .liveActivity(let activity):
-            members.append(.init("kind", .string("live_activity")))
-            members.append(.init("activity_name", .string(activity.name)))
-            members.append(.init("event", .string(activity.event.rawValue)))
-            members.append(.init("aps_timestamp", .integer(timestamp ?? 0)))
-            if let type = activity.attributesType { members.append(.init("attributes_type", .string(type))) }
-            members.append(.init("alerting", .bool(activity.event != .update || activity.alert != nil)))
-            if activity.event == .end, let dismissal = activity.dismissalDate { members.append(.init("dismissal_date", .integer(dismissal))) }
-        case .alert:
-            members.append(.init("kind", .string("alert")))
-            members.append(.init("alerting", .bool(true)))
-        }
-        if let collapseID = payload.collapseID { members.append(.init("collapse_id", .string(collapseID))) }
-        if let traceParent = submission.traceParent { members.append(.init("trace_parent", .string(traceParent))) }
-        if let expiry = push.expiry {
-            members.append(.init("expires_at", .number(String(Int64(expiry.date(acceptedAt: acceptedAt).timeIntervalSince1970)))))
-        }
-        return .object(members)
+    /// The pushes' rows (``PushColumn``), in one statement.
+    private static func insertPushes(_ pushes: [AcceptedPush]) -> PostgresQuery {
+        PushColumn.insert(into: "pushes", pushes.map { push in
+            var record = Record<PushColumn>()
+            for column in PushColumn.allCases { record.set(column, column.value(of: push)) }
+            return record
+        })
     }
 
-    private static func insertPushes(_ rows: String, acceptedAt: Date) -> PostgresQuery {
-        """
-        INSERT INTO pushes (app_id, push_id, operation_id, kind, activity_name, event, aps_timestamp, audience, payload,
-                            apns_body, push_type, priority, collapse_id, expires_at, attributes_type, alerting, dismissal_date,
-                            accepted_at, not_before, trace_parent)
-        SELECT app_id, push_id, operation_id, kind, activity_name, event, aps_timestamp, audience, payload,
-               apns_body, push_type, priority, collapse_id, to_timestamp(expires_at), attributes_type, alerting,
-               to_timestamp(dismissal_date), \(acceptedAt), \(acceptedAt), trace_parent
-        FROM jsonb_to_recordset(\(rows)::jsonb) AS r (
-            app_id bigint, push_id uuid, operation_id uuid, kind text, activity_name text, event text,
-            aps_timestamp bigint, audience jsonb, payload jsonb, apns_body text, push_type text, priority smallint,
-            collapse_id text, expires_at double precision, attributes_type text, alerting boolean, dismissal_date bigint,
-            trace_parent text)
-        """
-    }
-
-    private static func moveNames(_ names: [NameKey: NameState]) -> PostgresQuery {
-        let sorted = names.sorted { ($0.key.appID, $0.key.name) < ($1.key.appID, $1.key.name) }
+    private static func moveNames(_ moves: [NameKey: NameMove]) -> PostgresQuery {
+        let sorted = moves.sorted { ($0.key.appID, $0.key.name) < ($1.key.appID, $1.key.name) }
         return """
             INSERT INTO activity_names (app_id, name, last_timestamp, last_push_id)
             SELECT * FROM unnest(\(sorted.map(\.key.appID))::bigint[], \(sorted.map(\.key.name))::text[],
-                                 \(sorted.map(\.value.last))::bigint[], \(sorted.map { $0.value.pushID! })::uuid[])
+                                 \(sorted.map(\.value.last))::bigint[], \(sorted.map(\.value.pushID))::uuid[])
             ON CONFLICT (app_id, name) DO UPDATE SET
                 last_timestamp = EXCLUDED.last_timestamp, last_push_id = EXCLUDED.last_push_id
             """

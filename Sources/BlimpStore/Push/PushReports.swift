@@ -16,7 +16,7 @@ public struct PushReports: Sendable {
     /// The report of `pushID` in the app.
     public func report(_ pushID: UUID, appID: Int64) async throws(StoreError) -> PushReport {
         let reports = try await self.fetch(
-            "SELECT \(unescaped: Self.columns) FROM pushes WHERE app_id = \(appID) AND push_id = \(pushID)")
+            "SELECT \(unescaped: Column.selectList) FROM pushes WHERE app_id = \(appID) AND push_id = \(pushID)")
         guard let report = reports.first else { throw .notFound }
         return report
     }
@@ -28,7 +28,7 @@ public struct PushReports: Sendable {
         if let start {
             reports = try await self.fetch(
                 """
-                SELECT \(unescaped: Self.columns) FROM pushes
+                SELECT \(unescaped: Column.selectList) FROM pushes
                 WHERE app_id = \(appID) AND (accepted_at, push_id) <=
                       (SELECT accepted_at, push_id FROM pushes WHERE app_id = \(appID) AND push_id = \(start))
                 ORDER BY accepted_at DESC, push_id DESC LIMIT \(limit + 1)
@@ -36,7 +36,7 @@ public struct PushReports: Sendable {
         } else {
             reports = try await self.fetch(
                 """
-                SELECT \(unescaped: Self.columns) FROM pushes WHERE app_id = \(appID)
+                SELECT \(unescaped: Column.selectList) FROM pushes WHERE app_id = \(appID)
                 ORDER BY accepted_at DESC, push_id DESC LIMIT \(limit + 1)
                 """)
         }
@@ -47,38 +47,56 @@ public struct PushReports: Sendable {
     public func timeline(name: String, appID: Int64, limit: Int) async throws(StoreError) -> [PushReport] {
         try await self.fetch(
             """
-            SELECT \(unescaped: Self.columns) FROM pushes WHERE app_id = \(appID) AND activity_name = \(name)
+            SELECT \(unescaped: Column.selectList) FROM pushes WHERE app_id = \(appID) AND activity_name = \(name)
             ORDER BY accepted_at DESC LIMIT \(limit)
             """)
     }
 
-    /// A push being sent counts what its parts have so far; a finished one has its final counts.
-    private static let columns = """
-        push_id, operation_id, state, failure_reason, kind, event, activity_name, aps_timestamp, attributes_type, priority,
-        accepted_at, started_at, finished_at,
-        CASE WHEN state = 'sending'
-             THEN ARRAY(SELECT counts::text FROM push_parts t WHERE t.app_id = pushes.app_id AND t.push_id = pushes.push_id)
-             ELSE ARRAY[counts::text] END,
-        payload::text
-        """
+    /// What a report reads of a push, each column by name. A push being sent counts what its parts have so far; a
+    /// finished one has its final counts.
+    enum Column: String, SelectedColumn {
+        case pushID = "push_id", operationID = "operation_id", state, failureReason = "failure_reason", kind, event
+        case activityName = "activity_name", apsTimestamp = "aps_timestamp", attributesType = "attributes_type", priority
+        case acceptedAt = "accepted_at", startedAt = "started_at", finishedAt = "finished_at", counts, payload
 
-    private typealias Row = (UUID, UUID, String, String?, String, String?, String?, Int64?, String?, Int16?, Date, Date?, Date?, [String], String)
+        var expression: String {
+            switch self {
+            case .counts:
+                """
+                CASE WHEN state = 'sending'
+                     THEN ARRAY(SELECT counts::text FROM push_parts t WHERE t.app_id = pushes.app_id AND t.push_id = pushes.push_id)
+                     ELSE ARRAY[counts::text] END
+                """
+            case .payload: "payload::text"
+            default: self.rawValue
+            }
+        }
+    }
 
     private func fetch(_ query: PostgresQuery) async throws(StoreError) -> [PushReport] {
-        try await StoreError.mapping {
-            let rows = try await self.client.query(query, logger: self.logger)
-            var reports: [PushReport] = []
-            for try await (pushID, operationID, state, failureReason, kind, event, name, timestamp, attributesType, priority,
-                           acceptedAt, startedAt, finishedAt, counts, request) in rows.decode(Row.self) {
-                guard let state = PushState(rawValue: state) else { throw StoreError.database(reason: "unknown push state \(state)") }
-                reports.append(PushReport(
-                    pushID: pushID, operationID: operationID, state: state, failureReason: failureReason, kind: kind,
-                    event: event, name: name, timestamp: timestamp, attributesType: attributesType,
-                    priority: Int(priority ?? 10), acceptedAt: acceptedAt, startedAt: startedAt, finishedAt: finishedAt,
-                    counts: try counts.reduce(PushCounts()) { $0 + PushCounts(try RawJSONParser.parse($1.utf8)) },
-                    request: try RawJSONParser.parse(request.utf8, numberLength: RawJSONParser.storedNumberLength)))
-            }
-            return reports
+        let rows = try await StoreError.mapping { try await self.client.query(query, logger: self.logger).collect() }
+        do {
+            return try rows.map { row throws(UnreadableColumn) in try Self.report(NamedRow(row)) }
+        } catch {
+            throw .database(reason: "a push cannot be read: \(error)")
         }
+    }
+
+    private static func report(_ row: NamedRow<Column>) throws(UnreadableColumn) -> PushReport {
+        var counts = PushCounts()
+        for text in try row.decode(.counts, as: [String].self) {
+            do {
+                counts = counts + PushCounts(try RawJSONParser.parse(text.utf8))
+            } catch {
+                throw UnreadableColumn(Column.counts.rawValue, "\(error.message) at column \(error.column)")
+            }
+        }
+        return PushReport(
+            pushID: try row.decode(.pushID), operationID: try row.decode(.operationID), state: try row.decode(.state),
+            failureReason: try row.decode(.failureReason), kind: try row.decode(.kind), event: try row.decode(.event),
+            name: try row.decode(.activityName), timestamp: try row.decode(.apsTimestamp),
+            attributesType: try row.decode(.attributesType), priority: try row.decode(.priority, as: Int16?.self).map(Int.init),
+            acceptedAt: try row.decode(.acceptedAt), startedAt: try row.decode(.startedAt), finishedAt: try row.decode(.finishedAt),
+            counts: counts, request: try row.json(.payload))
     }
 }

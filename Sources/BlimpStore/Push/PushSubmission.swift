@@ -3,22 +3,29 @@ import Foundation
 
 /// One `POST /api/push` request, checked and given its ids, on its way into the queue.
 public struct PushSubmission: Sendable {
+    /// One push of the request with the id it is queued under.
+    public struct Item: Sendable {
+        public var pushID: UUID
+        public var push: Push
+    }
+
     public var appID: Int64
-    public var pushes: [Push]
+    public var items: [Item]
     public var idempotencyKey: String?
     public var operationID: UUID
-    public var pushIDs: [UUID]
     /// The request's trace context (``TraceParent``), stored with its pushes.
     public var traceParent: String?
 
     public init(appID: Int64, pushes: [Push], idempotencyKey: String?) {
         self.appID = appID
-        self.pushes = pushes
+        self.items = pushes.map { Item(pushID: UUID.random(), push: $0) }
         self.idempotencyKey = idempotencyKey
         self.operationID = UUID.random()
-        self.pushIDs = pushes.map { _ in UUID.random() }
         self.traceParent = TraceParent.current()
     }
+
+    /// The pushes' ids, in request order.
+    public var pushIDs: [UUID] { self.items.map(\.pushID) }
 }
 
 /// What became of a ``PushSubmission``.

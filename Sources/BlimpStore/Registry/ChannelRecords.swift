@@ -10,70 +10,107 @@ struct ChannelRecords {
     let now: Date
     let logger: Logger
 
+    /// What the query selects of a channel (`c`), each column by name.
+    enum Column: String, SelectedColumn {
+        case channelID = "channel_id", installed, optIn = "opt_in", background, pushAddress = "push_address"
+        case createdAt = "created_at", lastRegistration = "last_registration", namedUserID = "named_user_id", alias, badge
+        case quietTime = "quiet_time", timezone, frequentPushes = "frequent_pushes_enabled", attributes
+        case tags, activities, startTokens = "start_tokens"
+
+        var expression: String {
+            switch self {
+            case .quietTime, .attributes: "c.\(self.rawValue)::text"
+            case .tags:
+                """
+                (SELECT coalesce(json_agg(json_build_array(t.tag_group, t.tag) ORDER BY t.tag_group, t.tag), '[]')
+                 FROM channel_tags t WHERE t.app_id = c.app_id AND t.channel_id = c.channel_id)::text
+                """
+            case .activities:
+                // Bound by the query: $2 is the oldest start still shown, $3 now.
+                """
+                (SELECT coalesce(json_agg(json_build_object(
+                            'name', a.name, 'id', a.activity_id, 'token', a.token, 'state', a.state,
+                            'started_at', extract(epoch FROM a.started_at),
+                            'updated_at', extract(epoch FROM a.updated_at)) ORDER BY a.name), '[]')
+                 FROM live_activities a
+                 WHERE a.app_id = c.app_id AND a.channel_id = c.channel_id AND a.state <> 'removed'
+                   AND a.started_at >= $2 AND (a.dismiss_at IS NULL OR a.dismiss_at >= $3))::text
+                """
+            case .startTokens:
+                """
+                (SELECT coalesce(json_object_agg(p.attributes_type, p.token), '{}')
+                 FROM push_to_start_tokens p
+                 WHERE p.app_id = c.app_id AND p.channel_id = c.channel_id AND p.token IS NOT NULL)::text
+                """
+            default: "c.\(self.rawValue)"
+            }
+        }
+    }
+
     /// The app's channels among `channelIDs`, in that order. Activities show while still on the device: not
     /// removed, within 12 hours of their start and not past their dismissal date; those 8 hours past their start
     /// show as ended.
     func fetch(_ channelIDs: [UUID], client: PostgresClient) async throws -> [ChannelRecord] {
-        let ids = channelIDs.map(\.lowercased)
-        // Not a prepared statement: a generic plan for `= ANY($2)` can scan every channel of the app.
+        var bindings = PostgresBindings()
+        bindings.append(self.appID)
+        bindings.append(self.now.addingTimeInterval(-LiveActivityLifetime.kept))
+        bindings.append(self.now)
+        bindings.append(channelIDs)
+        // Not a prepared statement: a generic plan for `= ANY($4)` can scan every channel of the app.
         let rows = try await client.query(
-            """
-            SELECT c.channel_id::text, c.installed, c.opt_in, c.background, c.push_address, c.created_at,
-                   c.last_registration, c.named_user_id, c.alias, c.badge, c.quiet_time::text, c.timezone,
-                   c.frequent_pushes_enabled, c.attributes::text,
-                   (SELECT coalesce(json_agg(json_build_array(t.tag_group, t.tag) ORDER BY t.tag_group, t.tag), '[]')
-                    FROM channel_tags t WHERE t.app_id = c.app_id AND t.channel_id = c.channel_id)::text,
-                   (SELECT coalesce(json_agg(json_build_object(
-                               'name', a.name, 'id', a.activity_id, 'token', a.token, 'state', a.state,
-                               'started_at', extract(epoch FROM a.started_at),
-                               'updated_at', extract(epoch FROM a.updated_at)) ORDER BY a.name), '[]')
-                    FROM live_activities a
-                    WHERE a.app_id = c.app_id AND a.channel_id = c.channel_id AND a.state <> 'removed'
-                      AND a.started_at >= \(self.now.addingTimeInterval(-LiveActivityLifetime.kept))
-                      AND (a.dismiss_at IS NULL OR a.dismiss_at >= \(self.now)))::text,
-                   (SELECT coalesce(json_object_agg(p.attributes_type, p.token), '{}')
-                    FROM push_to_start_tokens p
-                    WHERE p.app_id = c.app_id AND p.channel_id = c.channel_id AND p.token IS NOT NULL)::text
-            FROM channels c WHERE c.app_id = \(self.appID) AND c.channel_id = ANY(\(ids)::uuid[])
-            """,
+            PostgresQuery(
+                unsafeSQL: "SELECT \(Column.selectList) FROM channels c WHERE c.app_id = $1 AND c.channel_id = ANY($4::uuid[])",
+                binds: bindings),
             logger: self.logger
-        )
-        var records: [String: ChannelRecord] = [:]
-        for try await row in rows.decode(
-            (String, Bool, Bool, Bool, String?, Date, Date, String?, String?, Int?, String?, String?, Bool, String,
-             String, String, String).self
-        ) {
-            let (id, installed, optIn, background, pushAddress, created, lastRegistration, namedUser, alias, badge,
-                 quietTime, timezone, frequentPushes, attributes, tags, activities, startTokens) = row
-            var tagGroups: [String: [String]] = [:]
-            for pair in try Self.decode([[String]].self, tags) where pair.count == 2 {
-                tagGroups[pair[0], default: []].append(pair[1])
-            }
-            records[id] = ChannelRecord(
-                channelID: UUID(uuidString: id)!,
-                installed: installed,
-                optIn: optIn,
-                background: background,
-                pushAddress: pushAddress,
-                created: created,
-                lastRegistration: lastRegistration,
-                namedUserID: namedUser,
-                alias: alias,
-                tagGroups: tagGroups,
-                badge: badge,
-                quietTime: try quietTime.map { try Self.decode(ChannelRegistration.QuietTime.self, $0) },
-                timezone: timezone,
-                frequentPushesEnabled: frequentPushes,
-                attributes: try Self.decode([String: JSONValue].self, attributes),
-                liveActivities: try Self.decode([ActivityRow].self, activities).map { $0.activity(now: self.now) },
-                pushToStartTokens: try Self.decode([String: String].self, startTokens)
-            )
+        ).collect()
+        var records: [UUID: ChannelRecord] = [:]
+        for row in rows {
+            let record = try self.record(NamedRow(row))
+            records[record.channelID] = record
         }
-        return ids.compactMap { records[$0] }
+        return channelIDs.compactMap { records[$0] }
     }
 
-    private static func decode<T: Decodable>(_ type: T.Type, _ json: String) throws -> T {
-        try JSONDecoder().decode(T.self, from: Data(json.utf8))
+    private func record(_ row: NamedRow<Column>) throws(UnreadableColumn) -> ChannelRecord {
+        var tagGroups: [String: [String]] = [:]
+        for pair in try Self.decode([[String]].self, row, .tags) where pair.count == 2 {
+            tagGroups[pair[0], default: []].append(pair[1])
+        }
+        let quietTime: String? = try row.decode(.quietTime)
+        return ChannelRecord(
+            channelID: try row.decode(.channelID),
+            installed: try row.decode(.installed),
+            optIn: try row.decode(.optIn),
+            background: try row.decode(.background),
+            pushAddress: try row.decode(.pushAddress),
+            created: try row.decode(.createdAt),
+            lastRegistration: try row.decode(.lastRegistration),
+            namedUserID: try row.decode(.namedUserID),
+            alias: try row.decode(.alias),
+            tagGroups: tagGroups,
+            badge: try row.decode(.badge, as: Int?.self),
+            quietTime: try quietTime.map { text throws(UnreadableColumn) in
+                try Self.decode(ChannelRegistration.QuietTime.self, text, .quietTime)
+            },
+            timezone: try row.decode(.timezone),
+            frequentPushesEnabled: try row.decode(.frequentPushes),
+            attributes: try Self.decode([String: JSONValue].self, row, .attributes),
+            liveActivities: try Self.decode([ActivityRow].self, row, .activities).map { $0.activity(now: self.now) },
+            pushToStartTokens: try Self.decode([String: String].self, row, .startTokens)
+        )
+    }
+
+    /// The column's JSON text decoded as `T`.
+    private static func decode<T: Decodable>(_ type: T.Type, _ row: NamedRow<Column>, _ column: Column) throws(UnreadableColumn) -> T {
+        try Self.decode(T.self, try row.decode(column, as: String.self), column)
+    }
+
+    private static func decode<T: Decodable>(_ type: T.Type, _ json: String, _ column: Column) throws(UnreadableColumn) -> T {
+        do {
+            return try JSONDecoder().decode(T.self, from: Data(json.utf8))
+        } catch {
+            throw UnreadableColumn(column.rawValue, "not the JSON expected: \(error)")
+        }
     }
 
     /// An activity as the query aggregates it, times in seconds since 1970.
