@@ -8,8 +8,8 @@ public struct APNsRequest: Sendable {
     public var pushType: APNsPushType
     /// `apns-topic`: the bundle id, plus `.push-type.liveactivity` for Live Activities.
     public var topic: String
-    /// `apns-priority`: 10 (immediate) or 5 (power-aware). Defaults to `10`.
-    public var priority: Int
+    /// `apns-priority`. Defaults to ``APNsPriority/immediate``.
+    public var priority: APNsPriority
     /// `apns-expiration` in epoch seconds; `nil` leaves it to APNs's storage policy, `0` means one attempt.
     public var expiration: Int64?
     /// `apns-id`: echoed back by APNs. `nil` (the default) lets the connection make a new random one.
@@ -23,7 +23,7 @@ public struct APNsRequest: Sendable {
         deviceToken: DeviceToken,
         pushType: APNsPushType,
         topic: String,
-        priority: Int = 10,
+        priority: APNsPriority = .immediate,
         expiration: Int64? = nil,
         apnsID: UUID? = nil,
         collapseID: String? = nil,

@@ -105,7 +105,7 @@ struct InteropTests {
         let pushes = (0..<requests).map { _ in
             APNsRequest(
                 deviceToken: DeviceToken(SimulatorHarness.randomToken())!, pushType: .liveActivity,
-                topic: "com.example.demo.push-type.liveactivity", priority: 10, payload: Array(Self.payload.utf8))
+                topic: "com.example.demo.push-type.liveactivity", priority: .immediate, payload: Array(Self.payload.utf8))
         }
         let responses = await withTimeoutOrNil(.seconds(30)) { await client.send(pushes, key: key, environment: .sandbox) }
         await client.shutdown()

@@ -21,7 +21,7 @@ import Testing
                 deviceToken: DeviceToken(String(repeating: "0", count: 60) + String(format: "%04x", index))!,
                 pushType: index % 3 == 0 ? .alert : .liveActivity,
                 topic: index % 3 == 0 ? "com.example.demo" : "com.example.demo.push-type.liveactivity",
-                priority: index % 2 == 0 ? 10 : 5,
+                priority: index % 2 == 0 ? .immediate : .conservingPower,
                 payload: []
             )
             if index % 7 == 0 { request.expiration = 1_700_000_000 + Int64(index) }
@@ -38,7 +38,7 @@ import Testing
                 (":method", "POST"), (":scheme", "https"), (":authority", "api.push.apple.com"),
                 (":path", "/3/device/\(request.deviceToken.hex)"), ("authorization", authorization),
                 ("apns-push-type", request.pushType.rawValue), ("apns-topic", request.topic),
-                ("apns-priority", String(request.priority)), ("apns-id", apnsID),
+                ("apns-priority", String(request.priority.rawValue)), ("apns-id", apnsID),
             ]
             if let expiration = request.expiration { expected.append(("apns-expiration", String(expiration))) }
             if let collapseID = request.collapseID { expected.append(("apns-collapse-id", collapseID)) }

@@ -39,6 +39,25 @@ import Testing
         }
     }
 
+    /// A stored push with a column the worker cannot read (NULL where a value is needed, or of another type after
+    /// the schema changed under the worker) fails at once naming the column, instead of being claimed again and again.
+    @Test func aColumnThatCannotBeReadFailsThePushNamingIt() async throws {
+        try await DispatchHarness.run { harness in
+            let devices = try await harness.register(2, name: "a") + harness.register(2, name: "b")
+            let missing = try await harness.push(DispatchHarness.liveActivity("update", "a", #", "content_state": {"s": 1}"#))
+            let mistyped = try await harness.push(DispatchHarness.liveActivity("update", "b", #", "content_state": {"s": 1}"#))
+            try await harness.database.query("UPDATE pushes SET apns_body = NULL WHERE push_id = \(missing)", logger: TestDatabase.logger)
+            try await harness.database.query(
+                "ALTER TABLE pushes ALTER COLUMN alerting DROP DEFAULT, ALTER COLUMN alerting TYPE text USING alerting::text",
+                logger: TestDatabase.logger)
+            let reports = try await harness.deliver([missing, mistyped])
+            #expect(reports.map(\.state) == [.failed, .failed])
+            #expect(reports[0].failureReason == "the stored push cannot be read: apns_body: NULL", "\(reports[0].failureReason ?? "")")
+            #expect(reports[1].failureReason?.hasPrefix("the stored push cannot be read: alerting: a ") == true, "\(reports[1].failureReason ?? "")")
+            for device in devices { #expect(harness.received(device.token).isEmpty) }
+        }
+    }
+
     /// APNs refusing the app itself (here its team id no longer matches its key) fails the push after the first
     /// batch, with APNs's reason, instead of sending every other token to the same answer.
     @Test func apnsRefusingTheAppFailsThePushWithItsReason() async throws {

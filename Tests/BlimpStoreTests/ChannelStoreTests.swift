@@ -160,7 +160,7 @@ import Testing
             let activities = try #require(try await store.lookup(channelID: id, appID: app.id)).liveActivities
             #expect(activities.map(\.name) == ["match", "other"])
             #expect(activities.map(\.id) == ["a2", "b1"])
-            #expect(activities.allSatisfy { $0.state == "active" })
+            #expect(activities.allSatisfy { $0.state == .active })
         }
     }
 
@@ -185,7 +185,7 @@ import Testing
             let (id, _) = try await store.register(try self.registration(#"{"device_type": "ios"}"#), appID: app.id)
             try await store.apply(self.batch(self.set("match", id: "a1", token: 1, at: 100)), channelID: id, appID: app.id)
             clock.set(Self.start.addingTimeInterval(8 * 3600 + 1))
-            #expect(try await store.lookup(channelID: id, appID: app.id)?.liveActivities.map(\.state) == ["ended"])
+            #expect(try await store.lookup(channelID: id, appID: app.id)?.liveActivities.map(\.state) == [.ended])
             #expect(try await store.deleteExpiredActivities() == 0)
             clock.set(Self.start.addingTimeInterval(12 * 3600 + 1))
             #expect(try await store.lookup(channelID: id, appID: app.id)?.liveActivities == [])

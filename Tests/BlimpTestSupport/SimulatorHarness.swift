@@ -69,7 +69,7 @@ public struct SimulatorHarness: Sendable {
     }
 
     /// A Live Activity update to a random 64-hex token.
-    public func update(token: String = Self.randomToken(), priority: Int = 10) -> APNsRequest {
+    public func update(token: String = Self.randomToken(), priority: APNsPriority = .immediate) -> APNsRequest {
         APNsRequest(
             deviceToken: DeviceToken(token)!,
             pushType: .liveActivity,

@@ -62,7 +62,7 @@ let payload = Array(
 func request(_ index: Int, topic: String) -> APNsRequest {
     let hex = String(index + 1, radix: 16)
     let token = DeviceToken(String(repeating: "0", count: 64 - hex.count) + hex)!
-    return APNsRequest(deviceToken: token, pushType: .liveActivity, topic: topic, priority: 10, payload: payload)
+    return APNsRequest(deviceToken: token, pushType: .liveActivity, topic: topic, priority: .immediate, payload: payload)
 }
 
 let options = Options(CommandLine.arguments.dropFirst())

@@ -56,7 +56,7 @@ struct RequestHeaderEncoder {
         self.writeRepeating(name: "authorization", staticIndex: 23, value: authorization, into: &buffer)
         self.writeRepeating(name: "apns-push-type", value: request.pushType.rawValue, into: &buffer)
         self.writeRepeating(name: "apns-topic", value: request.topic, into: &buffer)
-        self.writeRepeating(name: "apns-priority", value: String(request.priority), into: &buffer)
+        self.writeRepeating(name: "apns-priority", value: String(request.priority.rawValue), into: &buffer)
         buffer.writeHPACKLiteral(name: "apns-id", value: apnsID)
         if let expiration = request.expiration {
             buffer.writeHPACKLiteral(name: "apns-expiration", value: String(expiration))

@@ -78,10 +78,10 @@ struct ChannelPage: Sendable {
         let groups = record.tagGroups.keys.sorted().map { View.Group(group: $0, tags: record.tagGroups[$0] ?? []) }
         let attributes = record.attributes.keys.sorted().map { View.Attribute(key: $0, value: Self.text(record.attributes[$0] ?? .null)) }
         let activities = record.liveActivities.map { activity in
-            let expired = activity.state == "active" && !LiveActivityLifetime.isUpdatable(startedAt: activity.startedAt, now: now)
+            let expired = activity.state == .active && !LiveActivityLifetime.isUpdatable(startedAt: activity.startedAt, now: now)
             return View.Activity(
                 name: activity.name, link: "\(base)/activities/\(Paths.encode(activity.name))",
-                state: expired ? "expired" : activity.state, age: Format.age(activity.startedAt, now: now),
+                state: expired ? "expired" : activity.state.rawValue, age: Format.age(activity.startedAt, now: now),
                 token: Format.tokenPrefix(activity.token), outcomes: outcomesOf(activity.token))
         }
         let startTokens = record.pushToStartTokens.keys.sorted().map { type in

@@ -106,7 +106,7 @@ struct ComposePage: Sendable {
         let size = payload.body.utf8.count
         return View.Preview(
             payload: payload.body, size: size, limit: APNsPayload.maximumSize, fits: size <= APNsPayload.maximumSize,
-            reach: Format.count(reach), pushType: payload.pushType.rawValue, priority: payload.priority)
+            reach: Format.count(reach), pushType: payload.pushType.rawValue, priority: payload.priority.rawValue)
     }
 
     private func page(

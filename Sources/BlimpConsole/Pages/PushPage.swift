@@ -60,7 +60,7 @@ struct PushPage: Sendable {
             expected = max(expected, (try? await self.dispatch.reach(
                 appID: scope.app.id, kind: kind, audience: audience,
                 // A push from before priorities were stored asked for the default, 10.
-                priority: report.priority ?? 10, now: self.gate.now())) ?? 0)
+                priority: report.priority ?? .immediate, now: self.gate.now())) ?? 0)
         }
         let view = Self.view(report, base: "/console/app/\(scope.app.appKey)", expected: expected, notice: notice)
         return self.renderer.page("push", title: "Push \(view.pushID.prefix(8))", nav: Navigation(scope, .pushes), view)
@@ -88,9 +88,12 @@ struct PushPage: Sendable {
 
     /// What a Live Activity push targets, for its reach.
     private static func kind(of report: PushReport) -> ClaimedPush.Kind? {
-        guard report.kind == "live_activity", let name = report.name, let event = report.event.flatMap(LiveActivityNotification.Event.init)
-        else { return report.kind == "alert" ? .alert : nil }
-        return .liveActivity(event, name: name, attributesType: report.attributesType)
+        switch report.kind {
+        case .alert: return .alert
+        case .liveActivity:
+            guard let name = report.name, let event = report.event else { return nil }
+            return .liveActivity(event, name: name, attributesType: report.attributesType)
+        }
     }
 
     static func view(_ report: PushReport, base: String, expected: Int, notice: String?) -> View {
@@ -108,8 +111,8 @@ struct PushPage: Sendable {
         return View(
             pushID: id, liveURL: "\(base)/pushes/\(id)/live", cancelURL: "\(base)/pushes/\(id)/cancel", state: report.state.rawValue,
             finished: report.state.isFinished, cancellable: report.state == .queued, failureReason: report.failureReason,
-            what: report.event.map { "\($0) (Live Activity)" } ?? report.kind, name: report.name,
-            nameLink: report.name.map { "\(base)/activities/\(Paths.encode($0))" }, priority: report.priority,
+            what: report.event.map { "\($0.rawValue) (Live Activity)" } ?? report.kind.rawValue, name: report.name,
+            nameLink: report.name.map { "\(base)/activities/\(Paths.encode($0))" }, priority: report.priority?.rawValue,
             accepted: Format.time(report.acceptedAt), started: report.startedAt.map(Format.time),
             finishedAt: report.finishedAt.map(Format.time), expected: report.state.isFinished ? max(1, counts.targets) : max(1, expected),
             handled: report.state.isFinished ? max(1, counts.targets) : counts.sent + failed + counts.superseded,

@@ -51,7 +51,7 @@ struct PushesPage: Sendable {
     static func row(_ report: PushReport, base: String, now: Date) -> View.Row {
         let id = report.pushID.lowercaseString
         return View.Row(
-            link: "\(base)/pushes/\(id)", shortID: String(id.prefix(8)), what: report.event ?? report.kind, name: report.name,
+            link: "\(base)/pushes/\(id)", shortID: String(id.prefix(8)), what: report.event?.rawValue ?? report.kind.rawValue, name: report.name,
             nameLink: report.name.map { "\(base)/activities/\(Paths.encode($0))" }, state: report.state.rawValue,
             targets: Format.count(report.counts.targets), sent: Format.count(report.counts.sent),
             failed: Format.count(report.counts.failed.values.reduce(0, +)), age: Format.age(report.acceptedAt, now: now) + " ago")

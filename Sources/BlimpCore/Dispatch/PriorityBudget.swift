@@ -18,11 +18,11 @@ public struct PriorityBudget: Sendable, Equatable {
     /// The priority to send a Live Activity push at: `requested`, unless it is 10 and the token's budget is spent.
     /// A push that lights the screen (a start, an end, an update with an alert) may use the whole budget; a plain
     /// update only three quarters of it, so that alerting ones still get priority 10 when the budget runs low.
-    public func priority(requested: Int, alerting: Bool, sentInLastHour: Int, frequent: Bool) -> Int {
-        guard requested == 10 else { return requested }
+    public func priority(requested: APNsPriority, alerting: Bool, sentInLastHour: Int, frequent: Bool) -> APNsPriority {
+        guard requested == .immediate else { return requested }
         let budget = frequent ? self.frequentPerHour : self.perHour
         let limit = alerting ? budget : budget - budget / 4
-        return sentInLastHour < limit ? 10 : 5
+        return sentInLastHour < limit ? .immediate : .conservingPower
     }
 
     /// Whether a device that received `sentInLastHour` starts may get another.

@@ -4,7 +4,7 @@ import Foundation
 /// depend on the push (reference: apns-live-activities.md §1.2, §3.1).
 public struct APNsPayload: Sendable, Equatable {
     public var pushType: APNsPushType
-    public var priority: Int
+    public var priority: APNsPriority
     public var collapseID: String?
     /// The JSON body, compact, with `aps` keys in APNs's kebab case.
     public var body: String

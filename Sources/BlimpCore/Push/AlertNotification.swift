@@ -5,7 +5,7 @@ public struct AlertNotification: Sendable, Equatable {
     /// The `aps` dictionary, in APNs's keys, and the custom keys that go beside it.
     public var aps: [RawJSON.Member]
     public var extra: [RawJSON.Member]
-    public var priority: Int
+    public var priority: APNsPriority
     public var collapseID: String?
     /// `ios.expiry`: seconds from acceptance, or an absolute time.
     public var expiry: PushExpiry?
@@ -27,7 +27,7 @@ public struct AlertNotification: Sendable, Equatable {
             }
             alertMembers.append(.init("body", .string(text)))
         }
-        var notification = AlertNotification(aps: [], extra: [], priority: 10)
+        var notification = AlertNotification(aps: [], extra: [], priority: .immediate)
         if let ios {
             try Self.override(ios, into: &alertMembers, aps: &aps, notification: &notification)
         }
@@ -42,10 +42,10 @@ public struct AlertNotification: Sendable, Equatable {
             throw InvalidField(path, "a notification needs an alert, a badge, a sound, content_available or a live_activity")
         }
         if notification.isBackground {
-            guard notification.priority == 5 || ios?.has("priority") != true else {
+            guard notification.priority == .conservingPower || ios?.has("priority") != true else {
                 throw InvalidField(JSONObjectReader.join(path, "ios.priority"), "a background push (content_available only) must have priority 5")
             }
-            notification.priority = 5
+            notification.priority = .conservingPower
         }
         return notification
     }
@@ -113,9 +113,6 @@ public struct AlertNotification: Sendable, Equatable {
         }
         notification.collapseID = try ios.string("collapse_id", maximumLength: 64)
         notification.expiry = try PushExpiry.parse(ios, "expiry")
-        if let priority = try ios.integer("priority", in: 0...100) {
-            guard priority == 5 || priority == 10 else { throw InvalidField(ios.path(of: "priority"), "must be 5 or 10") }
-            notification.priority = Int(priority)
-        }
+        if let priority = try APNsPriority.parse(ios, "priority") { notification.priority = priority }
     }
 }

@@ -14,7 +14,7 @@ public struct LiveActivityNotification: Sendable, Equatable {
     public var attributes: RawJSON?
     /// `{title, body, sound}`, where title and body may be Apple's localized form.
     public var alert: RawJSON?
-    public var priority: Int
+    public var priority: APNsPriority
     public var staleDate: Int64?
     public var dismissalDate: Int64?
     public var relevanceScore: RawJSON?
@@ -48,15 +48,12 @@ public struct LiveActivityNotification: Sendable, Equatable {
             attributesType: try Self.activityText(reader, "attributes_type"),
             attributes: try reader.object("attributes"),
             alert: try Self.alert(reader),
-            priority: Int(try reader.integer("priority", in: 0...100) ?? 10),
+            priority: try APNsPriority.parse(reader, "priority") ?? .immediate,
             staleDate: try reader.integer("stale_date", in: Self.epochSeconds),
             dismissalDate: try reader.integer("dismissal_date", in: Self.epochSeconds),
             relevanceScore: try reader.number("relevance_score"),
             timestamp: try reader.integer("timestamp", in: Self.epochSeconds)
         )
-        guard notification.priority == 5 || notification.priority == 10 else {
-            throw InvalidField(reader.path(of: "priority"), "must be 5 or 10")
-        }
         switch event {
         case .start:
             guard notification.attributesType != nil, notification.attributes.map({ $0 != .object([]) }) == true else {

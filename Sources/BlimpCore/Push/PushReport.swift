@@ -8,14 +8,13 @@ public struct PushReport: Sendable, Equatable {
     public var state: PushState
     /// Why the push failed, or that it was cancelled.
     public var failureReason: String?
-    /// `live_activity` or `alert`.
-    public var kind: String
-    public var event: String?
+    public var kind: PushKind
+    public var event: LiveActivityNotification.Event?
     public var name: String?
     public var timestamp: Int64?
     public var attributesType: String?
     /// The requested APNs priority; pushes accepted before it was stored have none.
-    public var priority: Int?
+    public var priority: APNsPriority?
     public var acceptedAt: Date
     public var startedAt: Date?
     public var finishedAt: Date?
@@ -24,8 +23,8 @@ public struct PushReport: Sendable, Equatable {
     public var request: RawJSON
 
     public init(
-        pushID: UUID, operationID: UUID, state: PushState, failureReason: String? = nil, kind: String, event: String?,
-        name: String?, timestamp: Int64?, attributesType: String?, priority: Int?, acceptedAt: Date, startedAt: Date?,
+        pushID: UUID, operationID: UUID, state: PushState, failureReason: String? = nil, kind: PushKind, event: LiveActivityNotification.Event?,
+        name: String?, timestamp: Int64?, attributesType: String?, priority: APNsPriority?, acceptedAt: Date, startedAt: Date?,
         finishedAt: Date?, counts: PushCounts, request: RawJSON
     ) {
         self.pushID = pushID
@@ -53,14 +52,14 @@ public struct PushReport: Sendable, Equatable {
             .init("state", .string(self.state.rawValue)),
         ]
         if let reason = self.failureReason { members.append(.init("failure_reason", .string(reason))) }
-        members.append(.init("kind", .string(self.kind)))
+        members.append(.init("kind", .string(self.kind.rawValue)))
         if let event = self.event, let name = self.name {
-            var activity: [RawJSON.Member] = [.init("event", .string(event)), .init("name", .string(name))]
+            var activity: [RawJSON.Member] = [.init("event", .string(event.rawValue)), .init("name", .string(name))]
             if let timestamp = self.timestamp { activity.append(.init("timestamp", .integer(timestamp))) }
             if let type = self.attributesType { activity.append(.init("attributes_type", .string(type))) }
             members.append(.init("live_activity", .object(activity)))
         }
-        if let priority = self.priority { members.append(.init("priority", .integer(Int64(priority)))) }
+        if let priority = self.priority { members.append(.init("priority", .integer(Int64(priority.rawValue)))) }
         members.append(.init("accepted_at", .string(AirshipDate.format(self.acceptedAt))))
         members.append(.init("started_at", self.startedAt.map { .string(AirshipDate.format($0)) } ?? .null))
         members.append(.init("finished_at", self.finishedAt.map { .string(AirshipDate.format($0)) } ?? .null))

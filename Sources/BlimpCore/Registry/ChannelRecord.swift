@@ -100,10 +100,16 @@ public struct TrackedLiveActivity: Sendable, Equatable, Encodable {
     public var token: String
     public var startedAt: Date
     public var updatedAt: Date
-    /// `active`, or `ended`: by an `end` push or by the system, 8 hours after the start.
-    public var state: String
+    public var state: State
 
-    public init(name: String, id: String, token: String, startedAt: Date, updatedAt: Date, state: String) {
+    /// Where a tracked activity stands.
+    public enum State: String, Sendable, Codable {
+        case active
+        /// By an `end` push, or by the system 8 hours after the start.
+        case ended
+    }
+
+    public init(name: String, id: String, token: String, startedAt: Date, updatedAt: Date, state: State) {
         self.name = name
         self.id = id
         self.token = token

@@ -19,7 +19,7 @@ public struct ClaimedPush: Sendable {
     /// For an end: when the ended activities leave the Lock Screen, if the push names it.
     public let dismissalDate: Date?
     public let pushType: APNsPushType
-    public let priority: Int
+    public let priority: APNsPriority
     public let collapseID: String?
     public let expiresAt: Date?
     /// It lights the screen (an alert, a start, an end, an update with an alert): it gets priority 10 before plain
@@ -84,7 +84,7 @@ public struct ClaimedPush: Sendable {
         self.body = Array(try row.decode(.apnsBody, as: String.self).utf8)
         self.dismissalDate = try row.decode(.dismissalDate)
         self.pushType = try row.decode(.pushType)
-        self.priority = Int(try row.decode(.priority, as: Int16.self))
+        self.priority = try row.decode(.priority)
         self.collapseID = try row.decode(.collapseID)
         self.expiresAt = try row.decode(.expiresAt)
         self.isAlerting = try row.decode(.alerting)

@@ -11,12 +11,12 @@ extension DispatchStore {
         public var status: Int
         public var reason: String?
         public var apnsID: String?
-        public var priority: Int
+        public var priority: APNsPriority
         /// When APNs said the token is dead: it is removed unless registered again after this time
         /// (`distantFuture` when APNs gave no 410 timestamp: dead whenever it was registered).
         public var deadSince: Date?
 
-        public init(target: DispatchTarget, status: Int, reason: String?, apnsID: String?, priority: Int, deadSince: Date? = nil) {
+        public init(target: DispatchTarget, status: Int, reason: String?, apnsID: String?, priority: APNsPriority, deadSince: Date? = nil) {
             self.target = target
             self.status = status
             self.reason = reason
@@ -83,7 +83,7 @@ extension DispatchStore {
                                NULLIF(apns_id, '')::uuid, priority, \(now)
                         FROM unnest(\(outcomes.map(\.target.token))::text[], \(outcomes.map(\.target.channelID))::uuid[],
                                     \(outcomes.map { Int16($0.status) })::smallint[], \(outcomes.map { $0.reason ?? "" })::text[],
-                                    \(outcomes.map { $0.apnsID ?? "" })::text[], \(outcomes.map { Int16($0.priority) })::smallint[])
+                                    \(outcomes.map { $0.apnsID ?? "" })::text[], \(outcomes.map { Int16($0.priority.rawValue) })::smallint[])
                              AS r (token, channel_id, status, reason, apns_id, priority)
                         """,
                         logger: self.logger)

@@ -36,7 +36,7 @@ extension DispatchStore {
 
     /// How many targets a push of `kind` to `audience` would have now: the console's preview of a push's reach.
     public func reach(
-        appID: Int64, kind: ClaimedPush.Kind, audience: Audience, priority: Int, now: Date
+        appID: Int64, kind: ClaimedPush.Kind, audience: Audience, priority: APNsPriority, now: Date
     ) async throws(StoreError) -> Int {
         var (query, _) = Self.targetQuery(
             appID: appID, kind: kind, audience: audience, priority: priority, range: ChannelIDRange.all, now: now)
@@ -55,7 +55,7 @@ extension DispatchStore {
 
     /// The targets of a push in `range` (after, through] as a query to put after `SELECT`, and their order.
     private static func targetQuery(
-        appID: Int64, kind: ClaimedPush.Kind, audience: Audience, priority: Int, range: ChannelIDRange, now: Date
+        appID: Int64, kind: ClaimedPush.Kind, audience: Audience, priority: APNsPriority, range: ChannelIDRange, now: Date
     ) -> (PostgresQuery, order: String) {
         // $1 to $3 are shared; each kind binds what its query reads after them.
         var bindings = PostgresBindings()
@@ -90,7 +90,7 @@ extension DispatchStore {
             bindings.append(updatable)
             // Priority-10 sends in the last hour matter only to a push that asks for priority 10.
             var recentPriority10 = "0"
-            if priority == 10 {
+            if priority == .immediate {
                 bindings.append(hourAgo)
                 recentPriority10 = """
                     (SELECT count(*)::int FROM delivery_outcomes o WHERE o.app_id = $1 AND o.channel_id = la.channel_id AND o.token = la.token

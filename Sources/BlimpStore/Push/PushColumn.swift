@@ -61,7 +61,7 @@ enum PushColumn: String, RecordColumn {
         case .payload: return push.push.request
         case .apnsBody: return .string(push.payload.body)
         case .pushType: return .string(push.payload.pushType.rawValue)
-        case .priority: return .integer(Int64(push.payload.priority))
+        case .priority: return .integer(Int64(push.payload.priority.rawValue))
         case .collapseID: return push.payload.collapseID.map(RawJSON.string)
         case .expiresAt: return push.push.expiry.map { .integer(Int64($0.date(acceptedAt: push.acceptedAt).timeIntervalSince1970)) }
         case .alerting: return .bool(activity.map { $0.event != .update || $0.alert != nil } ?? true)

@@ -93,9 +93,9 @@ public struct PushReports: Sendable {
         }
         return PushReport(
             pushID: try row.decode(.pushID), operationID: try row.decode(.operationID), state: try row.decode(.state),
-            failureReason: try row.decode(.failureReason), kind: try row.decode(.kind), event: try row.decode(.event),
+            failureReason: try row.decode(.failureReason), kind: try row.decode(.kind), event: try row.decodeIfPresent(.event),
             name: try row.decode(.activityName), timestamp: try row.decode(.apsTimestamp),
-            attributesType: try row.decode(.attributesType), priority: try row.decode(.priority, as: Int16?.self).map(Int.init),
+            attributesType: try row.decode(.attributesType), priority: try row.decodeIfPresent(.priority),
             acceptedAt: try row.decode(.acceptedAt), startedAt: try row.decode(.startedAt), finishedAt: try row.decode(.finishedAt),
             counts: counts, request: try row.json(.payload))
     }

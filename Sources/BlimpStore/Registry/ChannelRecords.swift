@@ -118,7 +118,7 @@ struct ChannelRecords {
         var name: String
         var id: String
         var token: String
-        var state: String
+        var state: TrackedLiveActivity.State
         var startedAt: Double
         var updatedAt: Double
 
@@ -130,10 +130,10 @@ struct ChannelRecords {
 
         func activity(now: Date) -> TrackedLiveActivity {
             let startedAt = Date(timeIntervalSince1970: self.startedAt)
-            let ended = self.state == "ended" || !LiveActivityLifetime.isUpdatable(startedAt: startedAt, now: now)
+            let ended = self.state == .ended || !LiveActivityLifetime.isUpdatable(startedAt: startedAt, now: now)
             return TrackedLiveActivity(
                 name: self.name, id: self.id, token: self.token, startedAt: startedAt,
-                updatedAt: Date(timeIntervalSince1970: self.updatedAt), state: ended ? "ended" : "active"
+                updatedAt: Date(timeIntervalSince1970: self.updatedAt), state: ended ? .ended : .active
             )
         }
     }

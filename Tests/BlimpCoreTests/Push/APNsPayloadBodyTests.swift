@@ -23,21 +23,21 @@ import Testing
             """#, timestamp: 1_790_000_001)
         #expect(payload.body == #"{"aps":{"timestamp":1790000001,"event":"start","content-state":{"home":0,"Away":0,"odds":0.941,"big":123456789012345678901234},"attributes-type":"MatchAttributes","attributes":{"home":"Foxes","away":"Tigers"},"input-push-token":1,"alert":{"title":"Kick-off","body":"Foxes v Tigers","sound":"whistle.caf"},"stale-date":1800000000,"dismissal-date":1800003600,"relevance-score":75.0}}"#)
         #expect(payload.pushType == .liveActivity)
-        #expect(payload.priority == 5)
+        #expect(payload.priority == .conservingPower)
         #expect(payload.collapseID == nil)
     }
 
     @Test func updateAndEnd() throws {
         let update = try Self.liveActivity(#""event": "update", "name": "match-42", "content_state": {"minute": 67, "score": "2:1"}"#)
         #expect(update.body == #"{"aps":{"timestamp":1790000000,"event":"update","content-state":{"minute":67,"score":"2:1"}}}"#)
-        #expect(update.pushType == .liveActivity && update.priority == 10 && update.collapseID == nil)
+        #expect(update.pushType == .liveActivity && update.priority == .immediate && update.collapseID == nil)
 
         let withAlert = try Self.liveActivity(#""event": "update", "name": "n", "content_state": {"s": 1}, "alert": {"body": "Goal!"}, "stale_date": 1790003600"#)
         #expect(withAlert.body == #"{"aps":{"timestamp":1790000000,"event":"update","content-state":{"s":1},"alert":{"body":"Goal!"},"stale-date":1790003600}}"#)
 
         let end = try Self.liveActivity(#""event": "end", "name": "n", "content_state": {"s": 3}, "dismissal_date": 1790000600, "priority": 5"#)
         #expect(end.body == #"{"aps":{"timestamp":1790000000,"event":"end","content-state":{"s":3},"dismissal-date":1790000600}}"#)
-        #expect(end.priority == 5)
+        #expect(end.priority == .conservingPower)
 
         let bareEnd = try Self.liveActivity(#""event": "end", "name": "n""#, timestamp: 42)
         #expect(bareEnd.body == #"{"aps":{"timestamp":42,"event":"end"}}"#)
@@ -47,12 +47,12 @@ import Testing
         let payload = try Self.payload(notification: #"{"alert": "Doors open at 7", "ios": {"badge": 1, "sound": "chime.caf", "extra": {"url": "/tickets", "Price": 12.50}, "collapse_id": "doors", "priority": 5}}"#)
         #expect(payload.body == #"{"aps":{"alert":"Doors open at 7","badge":1,"sound":"chime.caf"},"url":"/tickets","Price":12.50}"#)
         #expect(payload.pushType == .alert)
-        #expect(payload.priority == 5)
+        #expect(payload.priority == .conservingPower)
         #expect(payload.collapseID == "doors")
 
         let plain = try Self.payload(notification: #"{"alert": "hi"}"#)
         #expect(plain.body == #"{"aps":{"alert":"hi"}}"#)
-        #expect(plain.pushType == .alert && plain.priority == 10 && plain.collapseID == nil)
+        #expect(plain.pushType == .alert && plain.priority == .immediate && plain.collapseID == nil)
 
         let titled = try Self.payload(notification: #"{"ios": {"alert": {"title": "T", "body": "B\n\"quoted\""}, "mutable_content": true}}"#)
         #expect(titled.body == #"{"aps":{"alert":{"title":"T","body":"B\n\"quoted\""},"mutable-content":1}}"#)
@@ -62,7 +62,7 @@ import Testing
         let payload = try Self.payload(notification: #"{"ios": {"content_available": true, "extra": {"sync": true}}}"#)
         #expect(payload.body == #"{"aps":{"content-available":1},"sync":true}"#)
         #expect(payload.pushType == .background)
-        #expect(payload.priority == 5)
+        #expect(payload.priority == .conservingPower)
     }
 
     @Test func payloadsAreAtMost4096Bytes() throws {
@@ -121,8 +121,8 @@ import Testing
     @Test func anAlertReport() throws {
         let request = try PushInput.json(#"{"audience": "all", "device_types": ["ios"], "notification": {"alert": "hi"}}"#)
         let report = PushReport(
-            pushID: Self.pushID, operationID: Self.operationID, state: .queued, kind: "alert", event: nil, name: nil,
-            timestamp: nil, attributesType: nil, priority: 10, acceptedAt: Date(timeIntervalSince1970: 1_790_000_000.75),
+            pushID: Self.pushID, operationID: Self.operationID, state: .queued, kind: .alert, event: nil, name: nil,
+            timestamp: nil, attributesType: nil, priority: .immediate, acceptedAt: Date(timeIntervalSince1970: 1_790_000_000.75),
             startedAt: nil, finishedAt: nil, counts: PushCounts(), request: request
         )
         #expect(report.json["live_activity"] == nil)
@@ -136,8 +136,8 @@ import Testing
         counts.failed = ["Unregistered": 1]
         let request = try PushInput.json(#"{"audience": "all", "device_types": ["ios"], "notification": {"ios": {"live_activity": {"event": "start", "name": "m"}}}}"#)
         let report = PushReport(
-            pushID: Self.pushID, operationID: Self.operationID, state: .done, kind: "live_activity", event: "start",
-            name: "m", timestamp: 1_790_000_000, attributesType: "MatchAttributes", priority: 10,
+            pushID: Self.pushID, operationID: Self.operationID, state: .done, kind: .liveActivity, event: .start,
+            name: "m", timestamp: 1_790_000_000, attributesType: "MatchAttributes", priority: .immediate,
             acceptedAt: Date(timeIntervalSince1970: 1_790_000_000), startedAt: Date(timeIntervalSince1970: 1_790_000_001.2),
             finishedAt: Date(timeIntervalSince1970: 1_790_000_005), counts: counts, request: request
         )
@@ -159,8 +159,8 @@ import Testing
 
         // An update has no attributes type, and a push stamped later may have no timestamp yet.
         let update = PushReport(
-            pushID: Self.pushID, operationID: Self.operationID, state: .sending, kind: "live_activity", event: "update",
-            name: "m", timestamp: nil, attributesType: nil, priority: 5, acceptedAt: Date(timeIntervalSince1970: 0),
+            pushID: Self.pushID, operationID: Self.operationID, state: .sending, kind: .liveActivity, event: .update,
+            name: "m", timestamp: nil, attributesType: nil, priority: .conservingPower, acceptedAt: Date(timeIntervalSince1970: 0),
             startedAt: nil, finishedAt: nil, counts: PushCounts(), request: .object([])
         )
         #expect(update.json["live_activity"]?.text == #"{"event":"update","name":"m"}"#)

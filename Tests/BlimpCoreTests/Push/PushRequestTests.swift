@@ -224,11 +224,11 @@ enum PushInput {
             attributesType: "MatchAttributes",
             attributes: try PushInput.json(#"{"home": "Foxes", "away": "Tigers"}"#),
             alert: try PushInput.json(#"{"title": "Kick-off", "body": "Foxes v Tigers", "sound": "whistle.caf"}"#),
-            priority: 5, staleDate: 1_800_000_000, dismissalDate: 1_800_003_600, relevanceScore: .number("75.50"),
+            priority: .conservingPower, staleDate: 1_800_000_000, dismissalDate: 1_800_003_600, relevanceScore: .number("75.50"),
             timestamp: 1_790_000_000
         ))
         #expect(activity.contentState?.text == #"{"home":0,"away":0,"odds":0.941}"#)
-        #expect(try Self.activity(Self.start).priority == 10)
+        #expect(try Self.activity(Self.start).priority == .immediate)
     }
 
     @Test func startNeedsAttributesContentStateAndAlert() throws {
@@ -247,7 +247,7 @@ enum PushInput {
 
     @Test func updateNeedsContentStateAndNoAttributes() throws {
         let update = try Self.activity(#""event": "update", "name": "n", "content_state": {"s": 1}"#)
-        #expect(update == LiveActivityNotification(event: .update, name: "n", contentState: .object([.init("s", .number("1"))]), priority: 10))
+        #expect(update == LiveActivityNotification(event: .update, name: "n", contentState: .object([.init("s", .number("1"))]), priority: .immediate))
         #expect(try Self.refusal(#""event": "update", "name": "n""#) == InvalidField("\(Self.path).content_state", "content_state is required for event update"))
         #expect(try Self.refusal(#""event": "update", "name": "n", "content_state": {"s": 1}, "attributes": {"a": 1}"#) == InvalidField("\(Self.path).attributes", "attributes is only for event start"))
         #expect(try Self.refusal(#""event": "update", "name": "n", "content_state": {"s": 1}, "attributes_type": "T""#) == InvalidField("\(Self.path).attributes_type", "attributes_type is only for event start"))
@@ -272,8 +272,8 @@ enum PushInput {
         #expect(try Self.refusal(#""event": "end", "name": "n", "priority": 7"#) == InvalidField("\(Self.path).priority", "must be 5 or 10"))
         #expect(try Self.refusal(#""event": "end", "name": "n", "priority": 10.0"#) == InvalidField("\(Self.path).priority", "expected a whole number, not a number"))
         #expect(try Self.refusal(#""event": "end", "name": "n", "priority": "5""#)?.path == "\(Self.path).priority")
-        #expect(try Self.activity(#""event": "end", "name": "n", "priority": 5"#).priority == 5)
-        #expect(try Self.activity(#""event": "end", "name": "n", "priority": 10"#).priority == 10)
+        #expect(try Self.activity(#""event": "end", "name": "n", "priority": 5"#).priority == .conservingPower)
+        #expect(try Self.activity(#""event": "end", "name": "n", "priority": 10"#).priority == .immediate)
     }
 
     @Test func timestampsAreEpochSeconds() throws {
@@ -320,7 +320,7 @@ enum PushInput {
     @Test func nullCountsAsAbsent() throws {
         let activity = #"{"event": "update", "name": "n", "content_state": {"s": 1}, "attributes": null, "attributes_type": null, "priority": null}"#
         let push = try PushInput.push(PushInput.request(notification: #"{"alert": null, "ios": {"badge": null, "live_activity": \#(activity)}}"#))
-        #expect(push.content == .liveActivity(LiveActivityNotification(event: .update, name: "n", contentState: try PushInput.json(#"{"s": 1}"#), priority: 10)))
+        #expect(push.content == .liveActivity(LiveActivityNotification(event: .update, name: "n", contentState: try PushInput.json(#"{"s": 1}"#), priority: .immediate)))
         // A null live_activity makes an ordinary alert.
         guard case .alert = try PushInput.push(PushInput.request(notification: #"{"alert": "hi", "ios": {"live_activity": null}}"#)).content else {
             Issue.record("not an alert")
@@ -347,7 +347,7 @@ enum PushInput {
 
     @Test func aPlainAlertIsText() throws {
         let alert = try Self.alert(#"{"alert": "Doors open at 7"}"#)
-        #expect(alert == AlertNotification(aps: [.init("alert", .string("Doors open at 7"))], extra: [], priority: 10))
+        #expect(alert == AlertNotification(aps: [.init("alert", .string("Doors open at 7"))], extra: [], priority: .immediate))
         #expect(!alert.isBackground)
         // The iOS override's text takes the place of the general one.
         #expect(try Self.alert(#"{"alert": "general", "ios": {"alert": "for iOS"}}"#).aps == [.init("alert", .string("for iOS"))])
@@ -392,7 +392,7 @@ enum PushInput {
 
         // A badge alone is a visible (alert) push.
         let badge = try Self.alert(#"{"ios": {"badge": 0}}"#)
-        #expect(badge.aps == [.init("badge", .number("0"))] && !badge.isBackground && badge.priority == 10)
+        #expect(badge.aps == [.init("badge", .number("0"))] && !badge.isBackground && badge.priority == .immediate)
 
         #expect(try Self.refusal(#"{"ios": {"badge": -1}}"#) == InvalidField("notification.ios.badge", "must be between 0 and 99999"))
         #expect(try Self.refusal(#"{"ios": {"badge": "+1"}}"#)?.path == "notification.ios.badge")
@@ -408,18 +408,18 @@ enum PushInput {
 
     @Test func contentAvailableAloneIsABackgroundPush() throws {
         let background = try Self.alert(#"{"ios": {"content_available": true}}"#)
-        #expect(background == AlertNotification(aps: [.init("content-available", .number("1"))], extra: [], priority: 5))
+        #expect(background == AlertNotification(aps: [.init("content-available", .number("1"))], extra: [], priority: .conservingPower))
         #expect(background.isBackground)
-        #expect(try Self.alert(#"{"ios": {"content_available": true, "priority": 5}}"#).priority == 5)
-        #expect(try Self.alert(#"{"ios": {"content_available": true, "priority": null}}"#).priority == 5)
+        #expect(try Self.alert(#"{"ios": {"content_available": true, "priority": 5}}"#).priority == .conservingPower)
+        #expect(try Self.alert(#"{"ios": {"content_available": true, "priority": null}}"#).priority == .conservingPower)
         #expect(try Self.alert(#"{"ios": {"content_available": true, "extra": {"k": 1}}}"#).isBackground)
         #expect(try Self.refusal(#"{"ios": {"content_available": true, "priority": 10}}"#)
                 == InvalidField("notification.ios.priority", "a background push (content_available only) must have priority 5"))
 
         // With an alert, content-available rides along at the requested priority.
         let visible = try Self.alert(#"{"alert": "B", "ios": {"content_available": true}}"#)
-        #expect(!visible.isBackground && visible.priority == 10)
-        #expect(try Self.alert(#"{"alert": "B", "ios": {"priority": 5}}"#).priority == 5)
+        #expect(!visible.isBackground && visible.priority == .immediate)
+        #expect(try Self.alert(#"{"alert": "B", "ios": {"priority": 5}}"#).priority == .conservingPower)
         #expect(try Self.refusal(#"{"alert": "B", "ios": {"priority": 7}}"#) == InvalidField("notification.ios.priority", "must be 5 or 10"))
     }
 
@@ -480,7 +480,7 @@ enum PushInput {
         #expect(push.audience == .tag("tigers", group: "teams"))
         #expect(push.expiry == .after(seconds: 600))
         #expect(push.request == (try PushInput.json(text)))
-        #expect(push.content == .liveActivity(LiveActivityNotification(event: .update, name: "n", contentState: try PushInput.json(#"{"s": 1}"#), priority: 10)))
+        #expect(push.content == .liveActivity(LiveActivityNotification(event: .update, name: "n", contentState: try PushInput.json(#"{"s": 1}"#), priority: .immediate)))
     }
 
     @Test func audienceDeviceTypesAndNotificationAreRequired() throws {

@@ -25,20 +25,20 @@ struct NamedRow<Column: SelectedColumn> {
         }
     }
 
-    /// The column's text as one of a closed set of words (a state, a kind).
+    /// The column as one of a closed set (a state, a kind, a priority).
     func decode<T: RawRepresentable>(_ column: Column, as type: T.Type = T.self) throws(UnreadableColumn) -> T
-    where T.RawValue == String {
-        let word: String = try self.decode(column)
-        guard let value = T(rawValue: word) else { throw UnreadableColumn(column.rawValue, "unknown value \(word)") }
+    where T.RawValue: PostgresDecodable {
+        let raw: T.RawValue = try self.decode(column)
+        guard let value = T(rawValue: raw) else { throw UnreadableColumn(column.rawValue, "unknown value \(raw)") }
         return value
     }
 
-    /// The column's optional text as one of a closed set of words.
+    /// The column as one of a closed set, or `nil` for NULL.
     func decodeIfPresent<T: RawRepresentable>(_ column: Column, as type: T.Type = T.self) throws(UnreadableColumn) -> T?
-    where T.RawValue == String {
-        let word: String? = try self.decode(column)
-        guard let word else { return nil }
-        guard let value = T(rawValue: word) else { throw UnreadableColumn(column.rawValue, "unknown value \(word)") }
+    where T.RawValue: PostgresDecodable, T.RawValue._DecodableType == T.RawValue {
+        let raw: T.RawValue? = try self.decode(column)
+        guard let raw else { return nil }
+        guard let value = T(rawValue: raw) else { throw UnreadableColumn(column.rawValue, "unknown value \(raw)") }
         return value
     }
 
