@@ -65,11 +65,10 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),
-        // The HTTP API (Hummingbird 2), and the console beside it.
+        // The HTTP API (Hummingbird 2).
         .target(
             name: "BlimpAPI",
             dependencies: [
-                "BlimpConsole",
                 "BlimpCore",
                 "BlimpStore",
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -136,12 +135,13 @@ let package = Package(
                 .product(name: "X509", package: "swift-certificates"),
             ]
         ),
-        // The `blimp` command: the one composition root.
+        // The `blimp` command: the one composition root, which serves the API and mounts the console beside it.
         .executableTarget(
             name: "BlimpCLI",
             dependencies: [
                 "BlimpAPI",
                 "BlimpAPNs",
+                "BlimpConsole",
                 "BlimpCore",
                 "BlimpDispatch",
                 "BlimpSimulator",
@@ -245,10 +245,12 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),
+        // The API and the console in-process, on the router the CLI serves (BlimpServer).
         .testTarget(
             name: "BlimpAPITests",
             dependencies: [
                 "BlimpAPI",
+                "BlimpCLI",
                 "BlimpCore",
                 "BlimpStore",
                 "BlimpTestSupport",
