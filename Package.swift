@@ -62,19 +62,24 @@ let package = Package(
                 "BlimpStore",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "Mustache", package: "swift-mustache"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),
-        // The HTTP API (Hummingbird 2), and the console beside it.
+        // The HTTP API (Hummingbird 2).
         .target(
             name: "BlimpAPI",
             dependencies: [
-                "BlimpConsole",
                 "BlimpCore",
                 "BlimpStore",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),
         // HTTP/2's and HPACK's wire format, shared by the APNs client and the simulator.
@@ -132,24 +137,31 @@ let package = Package(
                 .product(name: "X509", package: "swift-certificates"),
             ]
         ),
-        // The `blimp` command: the one composition root.
+        // The `blimp` command: the one composition root, which serves the API and mounts the console beside it.
         .executableTarget(
             name: "BlimpCLI",
             dependencies: [
-                "BlimpCore",
-                "BlimpStore",
                 "BlimpAPI",
+                "BlimpAPNs",
+                "BlimpConsole",
+                "BlimpCore",
                 "BlimpDispatch",
                 "BlimpSimulator",
+                "BlimpStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "OTel", package: "swift-otel"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
@@ -174,16 +186,27 @@ let package = Package(
                 "BlimpSimulator",
                 "BlimpStore",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             path: "Tests/BlimpTestSupport"
         ),
-        .testTarget(name: "BlimpCoreTests", dependencies: ["BlimpCore"]),
+        // Package.swift read beside the sources: every module a target imports is a dependency it declares.
+        .testTarget(name: "PackageGraphTests"),
+        .testTarget(
+            name: "BlimpCoreTests",
+            dependencies: [
+                "BlimpCore",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
         .testTarget(
             name: "BlimpSimulatorTests",
             dependencies: [
+                "BlimpCore",
                 "BlimpSimulator",
                 "BlimpTestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOHPACK", package: "swift-nio-http2"),
             ]
         ),
@@ -192,31 +215,52 @@ let package = Package(
             name: "BlimpAPNsTests",
             dependencies: [
                 "BlimpAPNs",
+                "BlimpCore",
                 "BlimpHTTP2",
                 "BlimpSimulator",
                 "BlimpTestSupport",
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHPACK", package: "swift-nio-http2"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]
         ),
-        .testTarget(name: "BlimpStoreTests", dependencies: ["BlimpStore", "BlimpTestSupport"]),
+        .testTarget(
+            name: "BlimpStoreTests",
+            dependencies: [
+                "BlimpCore",
+                "BlimpStore",
+                "BlimpTestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ]
+        ),
         // Workers against a real PostgreSQL and the simulator over real TLS and HTTP/2.
         .testTarget(
             name: "BlimpDispatchTests",
             dependencies: [
+                "BlimpCore",
                 "BlimpDispatch",
                 "BlimpSimulator",
+                "BlimpStore",
                 "BlimpTestSupport",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),
+        // The API and the console in-process, on the router the CLI serves (BlimpServer).
         .testTarget(
             name: "BlimpAPITests",
             dependencies: [
                 "BlimpAPI",
+                "BlimpCLI",
+                "BlimpCore",
+                "BlimpStore",
                 "BlimpTestSupport",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             // The Python clients the tests run as processes, read from the source tree.
             exclude: ["Python"]
@@ -225,12 +269,17 @@ let package = Package(
         .testTarget(
             name: "BlimpCLITests",
             dependencies: [
-                "BlimpCLI",
                 "BlimpAPNs",
+                "BlimpCLI",
+                "BlimpCore",
                 "BlimpSimulator",
+                "BlimpStore",
                 "BlimpTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             // The console's browser test (Selenium) and promtool's tests of the alerting rules, run from the source tree.

@@ -1,3 +1,4 @@
+import BlimpCLI
 import BlimpCore
 import BlimpStore
 import BlimpTestSupport
@@ -38,10 +39,10 @@ struct APIHarness {
                 database: database,
                 serverKey: serverKey
             )
-            let configuration = APIConfiguration(
-                serverKey: serverKey, publicURL: publicURL, limits: limits, adminToken: adminToken, now: { harness.clock.now })
+            let configuration = APIConfiguration(serverKey: serverKey, publicURL: publicURL, limits: limits, now: { harness.clock.now })
             let app = Application(
-                router: APIServer.buildRouter(database: database, configuration: configuration, logger: TestDatabase.logger)
+                router: BlimpServer.buildRouter(
+                    database: database, configuration: configuration, adminToken: adminToken, logger: TestDatabase.logger)
             )
             try await app.test(mode) { client in try await body(harness, client) }
         }

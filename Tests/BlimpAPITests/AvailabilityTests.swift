@@ -1,3 +1,4 @@
+import BlimpCLI
 import BlimpCore
 import BlimpStore
 import BlimpTestSupport
@@ -38,7 +39,7 @@ import Testing
         var limits = APILimits()
         limits.requestTimeout = .seconds(1)
         let configuration = APIConfiguration(serverKey: ServerKey.generate().key, limits: limits)
-        let app = Application(router: APIServer.buildRouter(database: database, configuration: configuration, logger: quiet))
+        let app = Application(router: BlimpServer.buildRouter(database: database, configuration: configuration, logger: quiet))
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await database.run() }
             defer { group.cancelAll() }

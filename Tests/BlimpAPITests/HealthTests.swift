@@ -1,3 +1,4 @@
+import BlimpCLI
 import BlimpCore
 import BlimpStore
 import Foundation
@@ -12,7 +13,7 @@ import Testing
 @Suite struct HealthTests {
     @Test func healthAnswersWithoutADatabase() async throws {
         let database = PostgresClient(configuration: try DatabaseURL("postgres://blimp@127.0.0.1:1/none").clientConfiguration())
-        let app = Application(router: APIServer.buildRouter(database: database, configuration: APIConfiguration(serverKey: ServerKey.generate().key), logger: TestDatabase.logger))
+        let app = Application(router: BlimpServer.buildRouter(database: database, configuration: APIConfiguration(serverKey: ServerKey.generate().key), logger: TestDatabase.logger))
         try await app.test(.router) { client in
             try await client.execute(uri: "/health", method: .get) { response in
                 #expect(response.status == .ok)
@@ -23,7 +24,7 @@ import Testing
 
     @Test func readyIs503WhenTheDatabaseIsDown() async throws {
         let database = PostgresClient(configuration: try DatabaseURL("postgres://blimp@127.0.0.1:1/none").clientConfiguration())
-        let app = Application(router: APIServer.buildRouter(database: database, configuration: APIConfiguration(serverKey: ServerKey.generate().key), logger: TestDatabase.logger), services: [database])
+        let app = Application(router: BlimpServer.buildRouter(database: database, configuration: APIConfiguration(serverKey: ServerKey.generate().key), logger: TestDatabase.logger), services: [database])
         try await app.test(.router) { client in
             try await client.execute(uri: "/ready", method: .get) { response in
                 #expect(response.status == .serviceUnavailable)
@@ -34,7 +35,7 @@ import Testing
 
     @Test(.enabled(if: TestDatabase.isEnabled)) func readyIs200WithTheDatabase() async throws {
         try await TestDatabase.withFreshDatabase { _, database in
-            let app = Application(router: APIServer.buildRouter(database: database, configuration: APIConfiguration(serverKey: ServerKey.generate().key), logger: TestDatabase.logger))
+            let app = Application(router: BlimpServer.buildRouter(database: database, configuration: APIConfiguration(serverKey: ServerKey.generate().key), logger: TestDatabase.logger))
             try await app.test(.router) { client in
                 try await client.execute(uri: "/ready", method: .get) { response in
                     #expect(response.status == .ok)

@@ -1,3 +1,4 @@
+import BlimpCLI
 import BlimpCore
 import BlimpStore
 import BlimpTestSupport
@@ -96,7 +97,7 @@ import Testing
     static func api<T: Sendable>(
         _ database: PostgresClient, _ serverKey: ServerKey, _ body: @escaping @Sendable (any TestClientProtocol) async throws -> T
     ) async throws -> T {
-        let router = APIServer.buildRouter(database: database, configuration: APIConfiguration(serverKey: serverKey), logger: TestDatabase.logger)
+        let router = BlimpServer.buildRouter(database: database, configuration: APIConfiguration(serverKey: serverKey), logger: TestDatabase.logger)
         return try await Application(router: router).test(.router, body)
     }
 

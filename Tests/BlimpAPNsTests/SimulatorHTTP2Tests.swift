@@ -28,7 +28,7 @@ import Testing
             bytes.writeString("{}")
             try await connection.channel.writeAndFlush(bytes)
 
-            let seen = try await withTimeout(.seconds(30)) { [connection] in try await connection.frames(until: 3) }
+            let seen = try await withCancellingTimeout(.seconds(30)) { [connection] in try await connection.frames(until: 3) }
             #expect(seen.resets[1] == HTTP2Wire.ErrorCode.protocolError.rawValue)
             #expect(seen.resets[5] == HTTP2Wire.ErrorCode.refusedStream.rawValue)
             #expect(seen.answered == [3])  // 403 MissingProviderToken, answered on the same connection
@@ -114,7 +114,7 @@ private final class FrameCollector: ChannelInboundHandler {
             bytes.writeHTTP2Settings([])
             frames(&bytes)
             try await connection.channel.writeAndFlush(bytes)
-            let code = try await withTimeout(.seconds(30)) { [connection] () async -> UInt32? in
+            let code = try await withCancellingTimeout(.seconds(30)) { [connection] () async -> UInt32? in
                 for await frame in connection.frames {
                     if case .goAway(_, let errorCode) = frame { return errorCode }
                 }

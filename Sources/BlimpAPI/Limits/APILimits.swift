@@ -1,5 +1,8 @@
 import BlimpCore
+import Foundation
 import HTTPTypes
+import Hummingbird
+import NIOCore
 
 /// What one caller may make the API do, and how long the API waits: rate limits per app (and per client address for
 /// channel creation), and timeouts for slow clients and a slow or absent database.
@@ -22,4 +25,13 @@ public struct APILimits: Sendable {
     public var idleTimeout: Duration = .seconds(60)
 
     public init() {}
+
+    /// The client's address: the trusted proxy's header's last entry when one is configured, else the peer's.
+    public func clientAddress(_ request: Request, _ context: some RequestContext) -> String {
+        if let header = self.clientAddressHeader {
+            guard let value = request.headers[header], let last = value.split(separator: ",").last else { return "unknown" }
+            return last.trimmingCharacters(in: .whitespaces)
+        }
+        return (context as? any RemoteAddressRequestContext)?.remoteAddress?.ipAddress ?? "unknown"
+    }
 }

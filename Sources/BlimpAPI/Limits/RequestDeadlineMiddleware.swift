@@ -12,7 +12,7 @@ struct RequestDeadlineMiddleware<Context: RequestContext>: RouterMiddleware {
             return try await withoutActuallyEscaping(next) { next in
                 // `next` runs once, in the child task below, while this task waits for it: never concurrently.
                 nonisolated(unsafe) let next = next
-                return try await withTimeout(self.timeout) { try await next(request, context) }
+                return try await withCancellingTimeout(self.timeout) { try await next(request, context) }
             }
         } catch is TimeoutError {
             context.logger.warning("request timed out", metadata: ["timeout": "\(self.timeout)"])

@@ -1,8 +1,6 @@
 import BlimpCore
-import Foundation
 import HTTPTypes
 import Hummingbird
-import NIOCore
 
 /// The API's rate limiters, by app (and client address): each app has its own buckets, so one app's traffic never
 /// refuses another's.
@@ -47,18 +45,9 @@ struct RequestLimits: Sendable {
         if let wait = self.creations.admit(appID) {
             throw AirshipError.unavailable("too many channels created for this app; try again later", retryAfter: wait)
         }
-        let address = self.clientAddress(request, context)
+        let address = self.configuration.clientAddress(request, context)
         if let wait = self.creationsByAddress.admit(AddressKey(appID: appID, address: address)) {
             throw AirshipError.unavailable("too many channels created from this address; try again later", retryAfter: wait)
         }
-    }
-
-    /// The client's address: the trusted proxy's header's last entry when one is configured, else the peer's.
-    func clientAddress(_ request: Request, _ context: some RequestContext) -> String {
-        if let header = self.configuration.clientAddressHeader {
-            guard let value = request.headers[header], let last = value.split(separator: ",").last else { return "unknown" }
-            return last.trimmingCharacters(in: .whitespaces)
-        }
-        return (context as? any RemoteAddressRequestContext)?.remoteAddress?.ipAddress ?? "unknown"
     }
 }

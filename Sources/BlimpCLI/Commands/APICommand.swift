@@ -58,8 +58,9 @@ struct APIServices {
 }
 
 extension ListenOptions {
-    /// The API server on these options' address, with the database clients it needs running before it; the janitor
-    /// connects to `janitor` (PostgreSQL itself, when `url` goes through a transaction pooler), else to `url`.
+    /// The HTTP server (the API and the console: ``BlimpServer``) on these options' address, with the database clients
+    /// it needs running before it; the janitor connects to `janitor` (PostgreSQL itself, when `url` goes through a
+    /// transaction pooler), else to `url`.
     func buildAPI(database url: DatabaseURL, janitor janitorURL: DatabaseURL? = nil, serverKey: ServerKey, limits: APILimits, logger: Logger)
         -> APIServices
     {
@@ -70,14 +71,13 @@ extension ListenOptions {
         var janitorConfiguration = (janitorURL ?? url).clientConfiguration(statementTimeout: .zero)
         janitorConfiguration.options.maximumConnections = 1
         let janitorDatabase = PostgresClient(pool: "janitor", configuration: janitorConfiguration, logger: logger)
-        var configuration = APIConfiguration(
-            serverKey: serverKey, publicURL: self.publicURL, limits: limits, adminToken: self.adminToken)
-        configuration.preparedStatements = !url.pooled
-        var api = APIServer.buildApplication(
+        var api = BlimpServer.buildApplication(
             host: self.host,
             port: self.port,
             database: database,
-            configuration: configuration,
+            configuration: APIConfiguration(serverKey: serverKey, publicURL: self.publicURL, limits: limits),
+            adminToken: self.adminToken,
+            preparedStatements: !url.pooled,
             logger: logger
         )
         let channels = ChannelStore(client: janitorDatabase, logger: logger)

@@ -1,3 +1,4 @@
+import BlimpCore
 import Synchronization
 
 /// Gathers concurrent writes into multi-row statements: at most ``maximumFlushes`` flushes run at once, and requests

@@ -40,15 +40,3 @@ import Testing
         #expect(Set(all).count == 3)
     }
 }
-
-@Suite struct WithTimeoutTests {
-    @Test func returnsTheResultInTime() async throws {
-        #expect(try await withTimeout(.seconds(5)) { 42 } == 42)
-    }
-
-    @Test func throwsWhenTooSlow() async {
-        await #expect(throws: TimeoutError.self) {
-            try await withTimeout(.milliseconds(50)) { try await Task.sleep(for: .seconds(30)) }
-        }
-    }
-}

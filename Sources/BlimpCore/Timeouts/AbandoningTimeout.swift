@@ -1,14 +1,15 @@
-import BlimpCore
 import Synchronization
 
 /// Runs `operation` in a task of its own and waits at most `duration` for it: past that, or when the caller is
 /// cancelled, the operation is cancelled and the caller goes on at once, throwing ``TimeoutError`` (or
-/// `CancellationError`), whether or not the operation ever returns.
+/// `CancellationError`), whether or not the operation ever returns. The operation may outlive the call, so it must own
+/// what it uses; one that honours cancellation and borrows from its caller needs
+/// ``withCancellingTimeout(_:operation:)``.
 ///
-/// Why the store needs this rather than a task group: postgres-nio 1.33.2 writes a query to its connection with no
-/// promise of its own (`PostgresConnection.query`), so a query sent on a connection the server has just closed (a
-/// restart, a failover) is dropped and its `await` never returns, cancelled or not. A task group would wait for it
-/// forever; here the caller is freed and only the stuck task is left behind.
+/// Why the store needs this rather than a task group (``withCancellingTimeout(_:operation:)``): postgres-nio 1.33.2
+/// writes a query to its connection with no promise of its own (`PostgresConnection.query`), so a query sent on a
+/// connection the server has just closed (a restart, a failover) is dropped and its `await` never returns, cancelled or
+/// not. A task group would wait for it forever; here the caller is freed and only the stuck task is left behind.
 ///
 /// Deadlines are checked by one shared watch every tenth of a second, not a timer each: every store operation passes
 /// through here, tens of thousands a second.

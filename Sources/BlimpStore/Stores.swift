@@ -1,0 +1,42 @@
+import Foundation
+import Logging
+import PostgresNIO
+
+/// One of each store a serving process uses, over one client and with one set of settings. The composition root
+/// builds it once and hands it to the API and the console alike, so the process has one ``PushIntake`` and one
+/// ``ChannelStore`` (one of each coalescer: their group commits gather every request, and cap the flushes in flight,
+/// process-wide), and no store ignores a setting another honours.
+public struct Stores: Sendable {
+    /// The client every store here uses (the API's readiness check queries it).
+    public let client: PostgresClient
+    public let apps: AppStore
+    public let nonces: NonceLedger
+    public let secrets: DeploymentSecrets
+    public let channels: ChannelStore
+    public let namedUsers: NamedUserStore
+    public let intake: PushIntake
+    public let reports: PushReports
+    public let control: PushControl
+    public let dispatch: DispatchStore
+    public let console: ConsoleStore
+    public let sessions: ConsoleSessions
+
+    /// With `preparedStatements` (not through a transaction pooler), the writes every device makes are prepared once
+    /// per connection; `now` is the clock for lifetimes and acceptance times (tests inject their own).
+    public init(
+        client: PostgresClient, logger: Logger, preparedStatements: Bool = true, now: @escaping @Sendable () -> Date = Date.init
+    ) {
+        self.client = client
+        self.apps = AppStore(client: client, logger: logger)
+        self.nonces = NonceLedger(client: client, logger: logger)
+        self.secrets = DeploymentSecrets(client: client, logger: logger)
+        self.channels = ChannelStore(client: client, logger: logger, preparedStatements: preparedStatements, now: now)
+        self.namedUsers = NamedUserStore(channels: self.channels)
+        self.intake = PushIntake(client: client, logger: logger, now: now)
+        self.reports = PushReports(client: client, logger: logger)
+        self.control = PushControl(client: client, logger: logger)
+        self.dispatch = DispatchStore(client: client, logger: logger)
+        self.console = ConsoleStore(client: client, logger: logger)
+        self.sessions = ConsoleSessions(client: client, logger: logger)
+    }
+}

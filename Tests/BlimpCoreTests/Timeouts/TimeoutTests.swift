@@ -1,0 +1,37 @@
+import BlimpCore
+import Testing
+
+/// The two timeouts: one cancels its operation and waits for it to end, the other frees its caller whatever the
+/// operation does.
+@Suite struct TimeoutTests {
+    @Test func returnsTheResultInTime() async throws {
+        #expect(try await withCancellingTimeout(.seconds(5)) { 42 } == 42)
+    }
+
+    @Test func throwsWhenTooSlow() async {
+        await #expect(throws: TimeoutError.self) {
+            try await withCancellingTimeout(.milliseconds(50)) { try await Task.sleep(for: .seconds(30)) }
+        }
+    }
+
+    /// An operation that never returns and ignores cancellation (as a query written to a closed connection does in
+    /// postgres-nio 1.33.2) frees its caller at the deadline, or at once when the caller is cancelled.
+    @Test func anOperationThatNeverReturnsIsAbandoned() async throws {
+        let start = ContinuousClock.now
+        await #expect(throws: TimeoutError.self) {
+            try await withAbandoningTimeout(.milliseconds(100)) { await Self.never() }
+        }
+        #expect(ContinuousClock.now - start < .seconds(5))
+
+        let waiting = Task { try await withAbandoningTimeout(.seconds(60)) { await Self.never() } }
+        try await Task.sleep(for: .milliseconds(50))
+        waiting.cancel()
+        await #expect(throws: CancellationError.self) { try await waiting.value }
+        #expect(try await withAbandoningTimeout(.seconds(5)) { 42 } == 42)
+    }
+
+    /// Suspends forever, whatever happens to its task.
+    private static func never() async {
+        await withCheckedContinuation { (_: CheckedContinuation<Void, Never>) in }
+    }
+}
