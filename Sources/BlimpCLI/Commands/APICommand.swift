@@ -81,7 +81,7 @@ extension ListenOptions {
             logger: logger
         )
         let channels = ChannelStore(client: janitorDatabase, logger: logger)
-        let intake = PushIntake(client: janitorDatabase, logger: logger)
+        let keys = IdempotencyKeys(client: janitorDatabase, logger: logger)
         let dispatch = DispatchStore(client: janitorDatabase, logger: logger)
         let nonces = NonceLedger(client: janitorDatabase, logger: logger)
         let sessions = ConsoleSessions(client: janitorDatabase, logger: logger)
@@ -89,7 +89,7 @@ extension ListenOptions {
         let janitor = Janitor(
             [
                 .init("expired live activities") { try await channels.deleteExpiredActivities() },
-                .init("expired idempotency keys") { try await intake.deleteExpiredKeys() },
+                .init("expired idempotency keys") { try await keys.deleteExpired() },
                 .init("old delivery outcomes") { try await dispatch.trimOutcomes(now: Date()) },
                 .init("expired nonces") { try await nonces.deleteExpired() },
                 .init("expired console sessions") { try await sessions.deleteExpired() },

@@ -15,9 +15,6 @@ public struct PushIntake: Sendable {
     let logger: Logger
     let now: @Sendable () -> Date
 
-    /// How long an idempotency key returns its first answer.
-    public static let idempotencyWindow: TimeInterval = 24 * 3600
-
     public init(client: PostgresClient, logger: Logger, now: @escaping @Sendable () -> Date = Date.init) {
         self.client = client
         self.logger = logger
@@ -35,16 +32,6 @@ public struct PushIntake: Sendable {
         // A replay answers the first request's operation.
         if case .accepted(submission.operationID, let pushIDs) = acceptance { PushMetrics.accepted.increment(by: Int64(pushIDs.count)) }
         return acceptance
-    }
-
-    /// Deletes idempotency keys older than ``idempotencyWindow`` (``Janitor`` calls it); returns how many went.
-    public func deleteExpiredKeys() async throws(StoreError) -> Int {
-        let cutoff = self.now().addingTimeInterval(-Self.idempotencyWindow)
-        return try await StoreError.mapping {
-            let rows = try await self.client.query(
-                "DELETE FROM push_requests WHERE created_at < \(cutoff) RETURNING 1", logger: self.logger)
-            return try await rows.collect().count
-        }
     }
 
     /// One request of a flush: a submission, and the later ones in the same flush that repeat its idempotency key,
@@ -155,7 +142,7 @@ public struct PushIntake: Sendable {
             ]))
         }
         guard !claims.isEmpty else { return [:] }
-        let cutoff = now.addingTimeInterval(-Self.idempotencyWindow)
+        let cutoff = now.addingTimeInterval(-IdempotencyKeys.window)
         let rows = try await connection.query(
             """
             INSERT INTO push_requests (app_id, idempotency_key, operation_id, push_ids, created_at)
