@@ -16,7 +16,13 @@ final class AttemptLog: Sendable {
                 .joined(separator: " ")
         }
 
-        var wasAccepted: Bool { self.metadata["response"].map { "\($0)" }?.hasPrefix("accepted") ?? false }
+        /// Which attempt at the token this was, from 1.
+        var number: Int? { self.metadata["attempt"].flatMap { Int("\($0)") } }
+
+        /// What APNs answered, as the client reported it.
+        var response: String { self.metadata["response"].map { "\($0)" } ?? "" }
+
+        var wasAccepted: Bool { self.response.hasPrefix("accepted") }
     }
 
     private let attempts = Mutex<[String: [Attempt]]>([:])

@@ -165,6 +165,24 @@ import Testing
         }
     }
 
+    /// A token fails only once it has had every attempt the policy allows, each answered with something worth
+    /// retrying: the report counts as failed exactly the tokens whose attempts say so.
+    @Test func aTokenFailsOnlyAfterItsLastAttempt() async throws {
+        try await DispatchHarness.run { harness in
+            harness.simulator.apns.setFaults(SimulatorFaults(serviceUnavailableFraction: 0.5))
+            _ = try await harness.register(60, name: "m")
+            let id = try await harness.push(DispatchHarness.liveActivity("update", "m", #", "content_state": {"n": 1}"#))
+            let policy = DeliveryPolicy(maxAttempts: 3, baseDelay: .milliseconds(1), maxDelay: .milliseconds(10))
+            let report = try #require(try await harness.deliver([id], with: [harness.worker { $0.delivery = policy }]).first)
+            let failed = harness.attempts.notAccepted()
+            #expect(
+                failed.values.allSatisfy { $0.map(\.number) == [1, 2, 3] && $0.allSatisfy { $0.response.contains("ServiceUnavailable") } },
+                "\(harness.attempts.notAcceptedHistory)")
+            #expect(report.counts.sent == 60 - failed.count, "\(report.counts)")
+            #expect(report.counts.failed == (failed.isEmpty ? [:] : ["ServiceUnavailable": failed.count]), "\(report.counts)")
+        }
+    }
+
     /// A worker stopped (cancelled) while a token waits for its retry stops there: the answer worth retrying does not
     /// become the token's outcome, nothing of the batch is recorded, and the worker that resumes the part delivers it.
     @Test func aWorkerStoppedWhileWaitingToRetryLeavesTheBatchToTheNext() async throws {
