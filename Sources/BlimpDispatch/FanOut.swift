@@ -2,6 +2,7 @@ import BlimpAPNs
 import BlimpCore
 import BlimpStore
 import Foundation
+import Logging
 import ServiceLifecycle
 import Tracing
 
@@ -15,6 +16,9 @@ struct FanOut {
     let delivery: DeliveryTarget
     let configuration: WorkerConfiguration
     let worker: String
+    /// Traces every APNs attempt per token (push, channel, attempt, answer, what follows), so that a token's
+    /// history can be read back.
+    let logger: Logger
     let now: @Sendable () -> Date
 
     /// The app's side of delivery: its topic, key, environment and budget.
@@ -55,8 +59,8 @@ struct FanOut {
             }
             let store = self.store, now = self.now(), reading = ahead
             async let following = store.targets(of: reading, limit: limit, now: now)
-            let outcomes = await withSpan("APNs batch", ofKind: .client) { span in
-                let outcomes = await self.send(batch, of: push, counts: &push.counts)
+            let outcomes = try await withSpan("APNs batch", ofKind: .client) { span in
+                let outcomes = try await self.send(batch, of: push, counts: &push.counts)
                 span.attributes["blimp.targets"] = batch.count
                 span.attributes["blimp.sent"] = outcomes.count { $0.status == 200 }
                 return outcomes
@@ -85,7 +89,10 @@ struct FanOut {
     }
 
     /// Sends one batch, all at once (the client queues what its connections cannot take yet), and counts it.
-    private func send(_ batch: [DispatchTarget], of push: ClaimedPush, counts: inout PushCounts) async -> [DispatchStore.Outcome] {
+    ///
+    /// - Throws: `CancellationError` when the fan-out is cancelled with tokens still to retry (see
+    ///   ``deliver(_:of:)``).
+    private func send(_ batch: [DispatchTarget], of push: ClaimedPush, counts: inout PushCounts) async throws -> [DispatchStore.Outcome] {
         let plans = batch.map { self.plan($0, of: push) }
         let before = counts
         defer { DispatchMetrics.count(from: before, to: counts) }
@@ -101,7 +108,7 @@ struct FanOut {
             case .invalidToken: counts.failed["invalid_token", default: 0] += 1
             }
         }
-        let outcomes = await self.deliver(sends)
+        let outcomes = try await self.deliver(sends, of: push)
         for outcome in outcomes {
             if outcome.status == 200 {
                 counts.sent += 1
@@ -155,7 +162,11 @@ struct FanOut {
 
     /// Sends the requests, retrying per ``DeliveryPolicy`` (429, 5xx and no answer, with backoff and jitter): those
     /// to retry go again together, after the longest of their delays.
-    private func deliver(_ sends: [(request: APNsRequest, target: DispatchTarget)]) async -> [DispatchStore.Outcome] {
+    ///
+    /// - Throws: `CancellationError` when the fan-out is cancelled while some tokens wait for their retry: the batch is
+    ///   not finished, so none of it is recorded and the part resumes from its last checkpoint (stopped, not failed).
+    ///   An answer worth retrying never becomes a token's outcome because its worker was stopping.
+    private func deliver(_ sends: [(request: APNsRequest, target: DispatchTarget)], of push: ClaimedPush) async throws -> [DispatchStore.Outcome] {
         var outcomes: [DispatchStore.Outcome] = []
         var pending = sends
         var attempt = 1
@@ -165,8 +176,12 @@ struct FanOut {
             var delay = Duration.zero
             for ((request, target), response) in zip(pending, responses) {
                 let action = self.configuration.delivery.action(for: response, attempt: attempt, jitter: Double.random(in: 0..<1))
+                self.logger.trace("apns attempt", metadata: [
+                    "push.id": "\(push.pushID.lowercaseString)", "part": "\(push.part)", "channel.id": "\(target.channelID.lowercaseString)",
+                    "attempt": "\(attempt)", "response": "\(response)", "action": "\(action)",
+                ])
                 switch (action, response) {
-                case (.retry(let after), _) where !Task.isCancelled:
+                case (.retry(let after), _):
                     retries.append((request, target))
                     delay = max(delay, after)
                 case (_, .accepted(let apnsID)):
@@ -180,7 +195,7 @@ struct FanOut {
                     outcomes.append(.init(target: target, status: 0, reason: nil, apnsID: nil, priority: request.priority))
                 }
             }
-            if !retries.isEmpty { try? await Task.sleep(for: delay) }
+            if !retries.isEmpty { try await Task.sleep(for: delay) }
             pending = retries
             attempt += 1
         }

@@ -129,7 +129,7 @@ public final class Worker: Service, Sendable {
             self.logger.debug("part claimed", metadata: metadata)
             let fanOut = FanOut(
                 store: self.store, apns: self.apns, delivery: delivery, configuration: self.configuration, worker: self.name,
-                now: self.now)
+                logger: self.logger, now: self.now)
             let ending = try await self.renewingLease(of: push) { try await fanOut.run(push) }
             if case .abandoned = ending { try await self.store.release(push, worker: self.name) }
             self.logger.debug("part \(ending)", metadata: metadata)

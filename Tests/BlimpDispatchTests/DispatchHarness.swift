@@ -17,6 +17,8 @@ struct DispatchHarness: Sendable {
     let clock: TestClock
     let channels: ChannelStore
     let intake: PushIntake
+    /// What the workers' APNs attempts got back, per channel.
+    let attempts = AttemptLog()
 
     static func run(
         settings: ConnectionSettings = .init(),
@@ -94,7 +96,7 @@ struct DispatchHarness: Sendable {
         configure(&configuration)
         return Worker(
             database: self.database, apns: self.simulator.client, serverKey: self.serverKey, configuration: configuration,
-            name: name, logger: TestDatabase.logger, now: { [clock] in clock.now })
+            name: name, logger: self.attempts.logger, now: { [clock] in clock.now })
     }
 
     /// Runs `workers` until every push in `pushIDs` is finished (or 60 s pass), then stops them.

@@ -150,7 +150,9 @@ import Testing
             }
             let small: (inout WorkerConfiguration) -> Void = { $0.batchSize = 40 }
             let reports = try await harness.deliver(ids, with: [harness.worker("w1", configure: small), harness.worker("w2", configure: small)])
-            #expect(reports.allSatisfy { $0.state == .done && $0.counts.sent == 150 && $0.counts.failed.isEmpty }, "\(reports.map(\.counts))")
+            #expect(
+                reports.allSatisfy { $0.state == .done && $0.counts.sent == 150 && $0.counts.failed.isEmpty },
+                "\(reports.map(\.counts))\n\(harness.attempts.notAcceptedHistory)")
             for (name, group) in devices {
                 for device in group {
                     let received = harness.received(device.token)
@@ -160,6 +162,58 @@ import Testing
             let claimedBy = try await harness.database.query(
                 "SELECT DISTINCT claimed_by FROM pushes", logger: TestDatabase.logger).decode(String.self).collect()
             #expect(Set(claimedBy).isSubset(of: ["w1", "w2"]))
+        }
+    }
+
+    /// A token fails only once it has had every attempt the policy allows, each answered with something worth
+    /// retrying: the report counts as failed exactly the tokens whose attempts say so.
+    @Test func aTokenFailsOnlyAfterItsLastAttempt() async throws {
+        try await DispatchHarness.run { harness in
+            harness.simulator.apns.setFaults(SimulatorFaults(serviceUnavailableFraction: 0.5))
+            _ = try await harness.register(60, name: "m")
+            let id = try await harness.push(DispatchHarness.liveActivity("update", "m", #", "content_state": {"n": 1}"#))
+            let policy = DeliveryPolicy(maxAttempts: 3, baseDelay: .milliseconds(1), maxDelay: .milliseconds(10))
+            let report = try #require(try await harness.deliver([id], with: [harness.worker { $0.delivery = policy }]).first)
+            let failed = harness.attempts.notAccepted()
+            #expect(
+                failed.values.allSatisfy { $0.map(\.number) == [1, 2, 3] && $0.allSatisfy { $0.response.contains("ServiceUnavailable") } },
+                "\(harness.attempts.notAcceptedHistory)")
+            #expect(report.counts.sent == 60 - failed.count, "\(report.counts)")
+            #expect(report.counts.failed == (failed.isEmpty ? [:] : ["ServiceUnavailable": failed.count]), "\(report.counts)")
+        }
+    }
+
+    /// A worker stopped (cancelled) while a token waits for its retry stops there: the answer worth retrying does not
+    /// become the token's outcome, nothing of the batch is recorded, and the worker that resumes the part delivers it.
+    @Test func aWorkerStoppedWhileWaitingToRetryLeavesTheBatchToTheNext() async throws {
+        try await DispatchHarness.run { harness in
+            let device = try #require(try await harness.register(1, name: "m").first)
+            var faults = SimulatorFaults()
+            faults.tooManyRequestsTokens = [device.token]
+            harness.simulator.apns.setFaults(faults)
+            let id = try await harness.push(DispatchHarness.liveActivity("update", "m", #", "content_state": {"n": 1}"#))
+            let stopped = harness.worker("w1") {
+                $0.lease = .seconds(1)
+                $0.delivery = DeliveryPolicy(maxAttempts: 5, baseDelay: .seconds(20), maxDelay: .seconds(20))
+            }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await stopped.run() }
+                for _ in 0..<600 where harness.attempts.history(of: device.channelID).isEmpty {
+                    try await Task.sleep(for: .milliseconds(100))
+                }
+                group.cancelAll()
+            }
+            let attempts = harness.attempts.history(of: device.channelID)
+            #expect(attempts.count == 1, "\(attempts)")
+            let recorded = try await harness.database.query(
+                "SELECT count(*)::int FROM delivery_outcomes WHERE push_id = \(id)", logger: TestDatabase.logger
+            ).decode(Int.self).collect()
+            #expect(recorded == [0])
+
+            harness.simulator.apns.setFaults(SimulatorFaults())
+            let report = try #require(try await harness.deliver([id], with: [harness.worker("w2") { $0.lease = .seconds(1) }]).first)
+            #expect(report.state == .done && report.counts.sent == 1 && report.counts.failed.isEmpty, "\(report.counts)")
+            #expect(harness.received(device.token).count == 1)
         }
     }
 
