@@ -244,6 +244,7 @@ let package = Package(
                 "BlimpSimulator",
                 "BlimpStore",
                 "BlimpTestSupport",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),

@@ -197,8 +197,9 @@ import Testing
             faults.tooManyRequestsTokens = [device.token]
             harness.simulator.apns.setFaults(faults)
             let id = try await harness.push(DispatchHarness.liveActivity("update", "m", #", "content_state": {"n": 1}"#))
+            // A lease long enough that no claim loop of a starved worker takes the part up again meanwhile.
             let stopped = harness.worker("w1") {
-                $0.lease = .seconds(1)
+                $0.lease = .seconds(60)
                 $0.delivery = DeliveryPolicy(maxAttempts: 5, baseDelay: .seconds(20), maxDelay: .seconds(20))
             }
             try await withThrowingTaskGroup(of: Void.self) { group in
@@ -215,8 +216,11 @@ import Testing
             ).decode(Int.self).collect()
             #expect(recorded == [0])
 
+            // The lease runs out, and another worker resumes the part.
+            try await harness.database.query(
+                "UPDATE push_parts SET lease_expires_at = now() WHERE push_id = \(id)", logger: TestDatabase.logger)
             harness.simulator.apns.setFaults(SimulatorFaults())
-            let report = try #require(try await harness.deliver([id], with: [harness.worker("w2") { $0.lease = .seconds(1) }]).first)
+            let report = try #require(try await harness.deliver([id], with: [harness.worker("w2")]).first)
             #expect(report.state == .done && report.counts.sent == 1 && report.counts.failed.isEmpty, "\(report.counts)")
             #expect(harness.received(device.token).count == 1)
         }
