@@ -5,6 +5,16 @@ final class BatchReply {
     private var remaining: Int
     private let continuation: UnsafeContinuation<[StreamOutcome], Never>
 
+    /// One request's place in a batch: where its outcome goes.
+    struct Slot {
+        let batch: BatchReply
+        let index: Int
+
+        func resolve(with outcome: StreamOutcome) {
+            self.batch.resolve(self.index, with: outcome)
+        }
+    }
+
     init(count: Int, continuation: UnsafeContinuation<[StreamOutcome], Never>) {
         self.outcomes = Array(repeating: .notProcessed, count: count)
         self.remaining = count

@@ -1,0 +1,206 @@
+import BlimpHTTP2
+import NIOCore
+
+/// The HTTP/2 state of one simulator connection, apart from its I/O: the streams the client opened and their requests
+/// as they arrive, the stream limit APNs announces, the send windows for response bodies, the connection faults that
+/// count streams, and going away. (What the connection remembers for ``SimulatedAPNs``, its provider token, is
+/// ``SimulatorConnectionState``.)
+///
+/// ``SimulatorConnectionHandler`` tells it what happened (a frame read, a request answered, a response ready) and
+/// performs the action an event returns, then those ``nextAction()`` returns until it returns `nil`. Nothing here
+/// touches a channel or an event loop, so tests drive it directly.
+struct SimulatorHTTP2State {
+    /// What the handler does.
+    enum Action {
+        /// RST_STREAM `REFUSED_STREAM`: the stream is beyond the limit.
+        case refuse(streamID: UInt32)
+        /// RST_STREAM `PROTOCOL_ERROR`: the request's header block is malformed (RFC 9113 §8.1.1).
+        case resetMalformed(streamID: UInt32)
+        /// Close the connection without GOAWAY (the `dropEvery` fault).
+        case drop
+        /// Let ``SimulatedAPNs`` answer the complete request, then tell ``answered(hasValidProviderToken:settings:)``
+        /// and, once the response is due, ``respond(to:body:)``.
+        case answer(streamID: UInt32, request: SimulatorRequest)
+        /// WINDOW_UPDATE: give the stream, still sending its request, back the window it used.
+        case updateStreamWindow(streamID: UInt32, increment: Int)
+        /// SETTINGS with this `MAX_CONCURRENT_STREAMS`.
+        case announceStreamLimit(Int)
+        /// GOAWAY with APNs's reason `Shutdown` (the `goAwayEvery` fault).
+        case goAway(lastStreamID: UInt32)
+        /// The response body in one DATA frame, ending the stream.
+        case sendBody(streamID: UInt32, body: [UInt8])
+        /// Flush, then close the connection after a grace period: it is going away and every stream is answered.
+        case closeAfterGrace
+    }
+
+    /// A stream the client opened and that has not been answered (or reset).
+    private struct Stream {
+        var sendWindow: Int
+        /// The request's header block while its body arrives; `nil` once it is being answered.
+        var request: RequestHeaderBlock?
+        var body: [UInt8] = []
+    }
+
+    /// A response body waiting for the send windows.
+    private struct UnsentBody {
+        var streamID: UInt32
+        var body: [UInt8]
+    }
+
+    /// The highest stream id the client opened: a GOAWAY's last stream id.
+    private(set) var highestStreamID: UInt32 = 0
+    private var streamLimit = 1
+    private var streams: [UInt32: Stream] = [:]
+    private var unsentBodies = CircularBuffer<UnsentBody>()
+    /// Streams opened with a well-formed request, for the faults.
+    private var streamsSeen = 0
+    private var goingAway = false
+    private var announcedLimit: Int?
+    private var goAwayDue: UInt32?
+    private var closeScheduled = false
+    private var connectionSendWindow = HTTP2Wire.defaultWindowSize
+    private var initialStreamSendWindow = HTTP2Wire.defaultWindowSize
+
+    /// More than any push type's largest payload (5120 bytes for VoIP): enough to see that a body is too large
+    /// (413 PayloadTooLarge), never more.
+    static let maxBufferedBody = 8192
+
+    // MARK: Events
+
+    /// A request's header block on a new stream (`request` is `nil` when malformed); `settings` decides the faults.
+    ///
+    /// - Throws: `PROTOCOL_ERROR` unless the stream id is odd and above every earlier one (trailers on an open stream
+    ///   are not part of APNs's protocol either).
+    mutating func headersReceived(
+        streamID: UInt32, request: RequestHeaderBlock?, endStream: Bool, settings: ConnectionSettings
+    ) throws(HTTP2Wire.ErrorCode) -> Action? {
+        guard streamID % 2 == 1, streamID > self.highestStreamID else { throw .protocolError }
+        self.highestStreamID = streamID
+        guard !self.goingAway else { return nil }  // above the GOAWAY's last stream id: never processed
+        guard self.streams.count < self.streamLimit else { return .refuse(streamID: streamID) }
+        guard let request else { return .resetMalformed(streamID: streamID) }
+        self.streamsSeen += 1
+        self.streams[streamID] = Stream(sendWindow: self.initialStreamSendWindow, request: endStream ? nil : request)
+        if settings.dropEvery > 0, self.streamsSeen % settings.dropEvery == 0 { return .drop }
+        guard endStream else { return nil }
+        return .answer(streamID: streamID, request: SimulatorRequest(method: request.method, path: request.path, headers: request.headers, body: []))
+    }
+
+    /// Request body bytes, `flowControlledLength` of them counted against flow control; the request is answered
+    /// once it ends.
+    mutating func dataReceived(
+        streamID: UInt32, bytes: some Collection<UInt8>, flowControlledLength: Int, endStream: Bool
+    ) -> Action? {
+        guard let index = self.streams.index(forKey: streamID), let request = self.streams.values[index].request else {
+            return nil  // reset, refused, never opened, or already ended
+        }
+        if self.streams.values[index].body.count <= Self.maxBufferedBody {
+            self.streams.values[index].body.append(contentsOf: bytes)
+        }
+        guard endStream else {
+            return flowControlledLength > 0 ? .updateStreamWindow(streamID: streamID, increment: flowControlledLength) : nil
+        }
+        let body = self.streams.values[index].body
+        self.streams.values[index].request = nil
+        self.streams.values[index].body = []
+        return .answer(streamID: streamID, request: SimulatorRequest(method: request.method, path: request.path, headers: request.headers, body: body))
+    }
+
+    /// ``SimulatedAPNs`` answered a request. Like APNs, the stream limit rises from 1 once a valid provider token
+    /// arrived (reference: apns-live-activities.md §5.2, §7.2); the `goAwayEvery` fault sends GOAWAY: streams up to
+    /// the highest one received are still answered, and the client sends those above it again elsewhere (§5.5).
+    mutating func answered(hasValidProviderToken: Bool, settings: ConnectionSettings) {
+        if hasValidProviderToken, self.streamLimit == 1, settings.maxConcurrentStreams != 1 {
+            self.streamLimit = settings.maxConcurrentStreams
+            self.announcedLimit = settings.maxConcurrentStreams
+        }
+        if !self.goingAway, settings.goAwayEvery > 0, self.streamsSeen >= settings.goAwayEvery {
+            self.goingAway = true
+            self.goAwayDue = self.highestStreamID
+        }
+    }
+
+    /// A response for `streamID` is due: `true` when the stream is still open (not reset meanwhile) and its HEADERS
+    /// go out now. An empty body ends the stream with them; any other goes out from ``nextAction()`` once both send
+    /// windows have room for all of it, after the bodies already waiting.
+    mutating func respond(to streamID: UInt32, body: [UInt8]) -> Bool {
+        guard self.streams[streamID] != nil else { return false }
+        if body.isEmpty {
+            self.streams[streamID] = nil
+        } else {
+            self.unsentBodies.append(UnsentBody(streamID: streamID, body: body))
+        }
+        return true
+    }
+
+    /// RST_STREAM from the client: the stream is forgotten, and no response goes out.
+    mutating func resetReceived(streamID: UInt32) {
+        self.streams[streamID] = nil
+    }
+
+    /// The client's SETTINGS: only its initial stream window concerns the simulator (the response header encoder
+    /// never indexes, so its HEADER_TABLE_SIZE does not matter).
+    ///
+    /// - Throws: `FLOW_CONTROL_ERROR` for a window past 2^31-1.
+    mutating func settingsReceived(_ settings: [(identifier: UInt16, value: UInt32)]) throws(HTTP2Wire.ErrorCode) {
+        for (identifier, value) in settings where HTTP2Wire.Setting(rawValue: identifier) == .initialWindowSize {
+            guard value <= HTTP2Wire.maximumWindow else { throw .flowControlError }
+            let delta = Int(value) - self.initialStreamSendWindow
+            self.initialStreamSendWindow = Int(value)
+            var index = self.streams.values.startIndex
+            while index != self.streams.values.endIndex {
+                try HTTP2Wire.grow(&self.streams.values[index].sendWindow, by: delta)
+                self.streams.values.formIndex(after: &index)
+            }
+        }
+    }
+
+    /// WINDOW_UPDATE for the connection (stream 0) or a stream.
+    ///
+    /// - Throws: `FLOW_CONTROL_ERROR` for a window past 2^31-1.
+    mutating func windowUpdateReceived(streamID: UInt32, increment: Int) throws(HTTP2Wire.ErrorCode) {
+        if streamID == 0 {
+            try HTTP2Wire.grow(&self.connectionSendWindow, by: increment)
+        } else if self.streams[streamID] != nil {
+            try HTTP2Wire.grow(&self.streams[streamID]!.sendWindow, by: increment)
+        }
+    }
+
+    /// GOAWAY from the client: no new streams; the connection closes once the open ones are answered.
+    mutating func goAwayReceived() {
+        self.goingAway = true
+    }
+
+    // MARK: Actions
+
+    /// The next thing to do, or `nil` when there is nothing until the next event.
+    mutating func nextAction() -> Action? {
+        if let limit = self.announcedLimit {
+            self.announcedLimit = nil
+            return .announceStreamLimit(limit)
+        }
+        if let lastStreamID = self.goAwayDue {
+            self.goAwayDue = nil
+            return .goAway(lastStreamID: lastStreamID)
+        }
+        while let unsent = self.unsentBodies.first {
+            guard let window = self.streams[unsent.streamID]?.sendWindow else {
+                self.unsentBodies.removeFirst()  // reset meanwhile
+                continue
+            }
+            guard unsent.body.count <= self.connectionSendWindow, unsent.body.count <= window else { break }
+            self.unsentBodies.removeFirst()
+            self.connectionSendWindow -= unsent.body.count
+            self.streams[unsent.streamID] = nil
+            return .sendBody(streamID: unsent.streamID, body: unsent.body)
+        }
+        // A second after the last answer, or sooner when the client closes. (Closing at once could reset the
+        // connection while the client's later requests are still unread, and a TCP reset can destroy the GOAWAY and
+        // the last answers on their way.)
+        if self.goingAway, self.streams.isEmpty, !self.closeScheduled {
+            self.closeScheduled = true
+            return .closeAfterGrace
+        }
+        return nil
+    }
+}
