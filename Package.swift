@@ -204,6 +204,7 @@ let package = Package(
             name: "BlimpSimulatorTests",
             dependencies: [
                 "BlimpCore",
+                "BlimpHTTP2",
                 "BlimpSimulator",
                 "BlimpTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
