@@ -233,6 +233,7 @@ let package = Package(
                 "BlimpStore",
                 "BlimpTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),

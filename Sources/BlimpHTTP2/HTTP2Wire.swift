@@ -64,6 +64,21 @@ package enum HTTP2Wire {
         guard window + increment <= Self.maximumWindow else { throw .flowControlError }
         window += increment
     }
+
+    /// The peer's SETTINGS_INITIAL_WINDOW_SIZE became `value`: `initial` takes it, and every open stream's send window
+    /// (`sendWindow` of each of `streams`) moves by the difference (RFC 9113 §6.9.2). Past 2^31-1, FLOW_CONTROL_ERROR.
+    package static func changeInitialWindow<Key, Stream>(
+        to value: UInt32, initial: inout Int, streams: inout [Key: Stream], sendWindow: WritableKeyPath<Stream, Int>
+    ) throws(ErrorCode) {
+        guard value <= Self.maximumWindow else { throw .flowControlError }
+        let delta = Int(value) - initial
+        initial = Int(value)
+        var index = streams.values.startIndex
+        while index != streams.values.endIndex {
+            try Self.grow(&streams.values[index][keyPath: sendWindow], by: delta)
+            streams.values.formIndex(after: &index)
+        }
+    }
 }
 
 extension ByteBuffer {

@@ -138,14 +138,8 @@ struct APNsConnectionState<Reply> {
             case .maxConcurrentStreams:
                 self.streamLimit = min(Int(value), self.maxStreams)
             case .initialWindowSize:
-                guard value <= HTTP2Wire.maximumWindow else { throw .flowControlError }
-                let delta = Int(value) - self.initialStreamSendWindow
-                self.initialStreamSendWindow = Int(value)
-                var index = self.streams.values.startIndex
-                while index != self.streams.values.endIndex {
-                    try HTTP2Wire.grow(&self.streams.values[index].sendWindow, by: delta)
-                    self.streams.values.formIndex(after: &index)
-                }
+                try HTTP2Wire.changeInitialWindow(
+                    to: value, initial: &self.initialStreamSendWindow, streams: &self.streams, sendWindow: \.sendWindow)
             default:
                 break
             }

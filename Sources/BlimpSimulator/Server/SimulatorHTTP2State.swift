@@ -144,14 +144,8 @@ struct SimulatorHTTP2State {
     /// - Throws: `FLOW_CONTROL_ERROR` for a window past 2^31-1.
     mutating func settingsReceived(_ settings: [(identifier: UInt16, value: UInt32)]) throws(HTTP2Wire.ErrorCode) {
         for (identifier, value) in settings where HTTP2Wire.Setting(rawValue: identifier) == .initialWindowSize {
-            guard value <= HTTP2Wire.maximumWindow else { throw .flowControlError }
-            let delta = Int(value) - self.initialStreamSendWindow
-            self.initialStreamSendWindow = Int(value)
-            var index = self.streams.values.startIndex
-            while index != self.streams.values.endIndex {
-                try HTTP2Wire.grow(&self.streams.values[index].sendWindow, by: delta)
-                self.streams.values.formIndex(after: &index)
-            }
+            try HTTP2Wire.changeInitialWindow(
+                to: value, initial: &self.initialStreamSendWindow, streams: &self.streams, sendWindow: \.sendWindow)
         }
     }
 
