@@ -446,3 +446,50 @@ CREATE TABLE deployment_secrets (
 -- The W3C `traceparent` of the request that queued the push, when tracing is on, so that the workers' spans
 -- continue the request's trace from the 202 to APNs's answers.
 ALTER TABLE pushes ADD COLUMN trace_parent text;
+
+-- version 14: activities awaiting their token, and held pushes
+-- A start sent by push-to-start leaves, per channel and name, an activity awaiting its update token: the start and
+-- when APNs accepted it. It is kept apart from live_activities, whose columns are the SDK's last-writer-wins record, so
+-- it neither writes nor erases action_ts_ms or an ended activity's tombstone. While it awaits, the newest update or end
+-- of the name that reached it (by aps timestamp) is held on it. The SDK's `set` of the name's update token, for an
+-- activity started no earlier than sent_at less the allowed clock skew, deletes it and queues the held push in
+-- held_releases in the same statement. Past the activity's 8 hours the janitor marks it expired (and deletes it 4 hours
+-- later), counting it on the start and on the held push.
+CREATE TABLE awaiting_activities (
+    app_id         bigint NOT NULL,
+    channel_id     uuid NOT NULL,
+    name           text NOT NULL,
+    start_push_id  uuid NOT NULL,
+    sent_at        timestamptz NOT NULL,
+    state          text NOT NULL DEFAULT 'awaiting' CHECK (state IN ('awaiting', 'expired')),
+    held_push_id   uuid,
+    held_timestamp bigint,
+    PRIMARY KEY (app_id, channel_id, name),
+    FOREIGN KEY (app_id, channel_id) REFERENCES channels (app_id, channel_id) ON DELETE CASCADE,
+    CHECK ((held_push_id IS NULL) = (held_timestamp IS NULL))
+);
+-- What an update or end of a name holds, and what a start skips: the name's awaiting activities.
+CREATE INDEX awaiting_activities_by_name ON awaiting_activities (app_id, name, channel_id) WHERE state = 'awaiting';
+-- The janitor's expiry, app by app.
+CREATE INDEX awaiting_activities_by_age ON awaiting_activities (app_id, sent_at);
+-- Held pushes that a token released: each goes out once, to that token, from a worker that claims it under a lease
+-- (the API has no APNs client). A row is deleted once APNs answered, so the table is as small as what waits to be
+-- sent, and a claim may scan it.
+CREATE TABLE held_releases (
+    app_id           bigint NOT NULL,
+    channel_id       uuid NOT NULL,
+    name             text NOT NULL,
+    push_id          uuid NOT NULL,
+    token            text NOT NULL,
+    released_at      timestamptz NOT NULL,
+    attempts         integer NOT NULL DEFAULT 0,
+    claimed_by       text,
+    lease_expires_at timestamptz,
+    PRIMARY KEY (app_id, channel_id, name)
+);
+-- What became of a push's held copies after the push itself finished: sent once a token came, or expired awaiting.
+ALTER TABLE pushes ADD COLUMN delivered_after_token integer NOT NULL DEFAULT 0;
+ALTER TABLE pushes ADD COLUMN expired_awaiting_token integer NOT NULL DEFAULT 0;
+-- `apns-unique-id`, which APNs's sandbox answers with: the key of the delivery log in Apple's Push Notifications
+-- Console.
+ALTER TABLE delivery_outcomes ADD COLUMN apns_unique_id uuid;

@@ -1,6 +1,7 @@
 /// The `reason` of an APNs error response, kept as text so that a reason Apple adds later is never a decoding error.
 ///
-/// Every reason Apple documents for device pushes has a constant (reference: apns-live-activities.md §1.5).
+/// Every reason Apple documents for device pushes (reference: apns-live-activities.md §1.5) and for broadcast channels
+/// and publishes (§1.6) has a constant.
 public struct APNsReason: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
     public let rawValue: String
 
@@ -49,6 +50,16 @@ public struct APNsReason: RawRepresentable, Sendable, Hashable, CustomStringConv
     public static let internalServerError = Self(rawValue: "InternalServerError")
     public static let serviceUnavailable = Self(rawValue: "ServiceUnavailable")
     public static let shutdown = Self(rawValue: "Shutdown")
+    // Broadcast channels and publishes (reference §1.6)
+    public static let featureNotEnabled = Self(rawValue: "FeatureNotEnabled")
+    public static let missingChannelId = Self(rawValue: "MissingChannelId")
+    public static let badChannelId = Self(rawValue: "BadChannelId")
+    public static let channelNotRegistered = Self(rawValue: "ChannelNotRegistered")
+    public static let badRequestParams = Self(rawValue: "BadRequestParams")
+    public static let badRequestPayload = Self(rawValue: "BadRequestPayload")
+    public static let missingPushType = Self(rawValue: "MissingPushType")
+    public static let cannotCreateChannelConfig = Self(rawValue: "CannotCreateChannelConfig")
+    public static let topicMismatch = Self(rawValue: "TopicMismatch")
 
     /// Reasons about the provider (its key, certificate, environment or topic) rather than one device token: APNs
     /// would answer every other token of the app the same way. `ExpiredProviderToken` is not among them: the client
