@@ -18,6 +18,8 @@ struct ProcessDeployment {
     let worker: BlimpProcess
     /// The API's base URL.
     let base: String
+    /// The simulator's admin endpoint, for what its devices received.
+    let simulatorAdmin: String
 
     /// Creates the Scores app in `url`'s database and starts the processes, once each serves.
     init(
@@ -31,7 +33,8 @@ struct ProcessDeployment {
         self.simulator = try BlimpProcess(
             ["apns-sim", "--port", "\(simPort)", "--admin-port", "\(simAdminPort)", "--state-dir", folder.appendingPathComponent("sim").path,
              "--trust-key", "ABC123DEFG:DEF123GHIJ:\(keyFile.path)"])
-        try await waitUntilServing("http://127.0.0.1:\(simAdminPort)/counters")
+        self.simulatorAdmin = "http://127.0.0.1:\(simAdminPort)"
+        try await waitUntilServing("\(self.simulatorAdmin)/counters")
         self.api = try BlimpProcess(["api", "--port", "\(apiPort)"] + apiArguments, environment: environment)
         self.base = "http://127.0.0.1:\(apiPort)"
         try await waitUntilServing("\(self.base)/health")

@@ -13,6 +13,7 @@ enum MetricCatalog {
         "blimp_pushes_accepted_total": "Pushes queued by the Push API and the console (idempotent replays not counted).",
         "blimp_pushes_refused_total": "POST /api/push requests answered with an error, by reason.",
         "blimp_pushes_finished_total": "Pushes that reached a final state (done, superseded, failed, cancelled).",
+        "blimp_activity_tokens_total": "Update tokens devices reported, by what they did: released a held push, awaited, unawaited, ignored (ended long ago).",
         "blimp_queue_depth": "Pushes waiting for a worker, in the whole deployment (exported by one api process).",
         "blimp_queue_oldest_age_seconds": "Age of the oldest push waiting for a worker, 0 when none waits (exported by one api process).",
         // Workers

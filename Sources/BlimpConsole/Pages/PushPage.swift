@@ -106,6 +106,10 @@ struct PushPage: Sendable {
             ("skipped_ended", "Skipped: activity ended", counts.skippedEnded),
             ("skipped_already_active", "Skipped: already active", counts.skippedAlreadyActive),
             ("skipped_start_budget", "Skipped: start budget spent", counts.skippedStartBudget),
+            ("skipped_awaiting_token", "Skipped: started, awaiting its token", counts.skippedAwaitingToken),
+            ("held_awaiting_token", "Held for activities awaiting their token", counts.heldAwaitingToken),
+            ("delivered_after_token", "Sent once the token came", counts.deliveredAfterToken),
+            ("expired_awaiting_token", "Expired awaiting a token", counts.expiredAwaitingToken),
             ("superseded", "Superseded by a newer push", counts.superseded), ("tokens_pruned", "Tokens pruned", counts.tokensPruned),
         ]
         return View(
