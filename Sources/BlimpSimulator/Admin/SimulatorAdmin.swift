@@ -8,7 +8,7 @@ import Logging
 ///
 /// | Route | |
 /// | --- | --- |
-/// | `GET /counters` | accepted, rejected by reason, throttled, ignored as stale or after the end |
+/// | `GET /counters` | accepted, rejected by reason, throttled, ignored as stale or after the end, failed starts, broadcasts |
 /// | `GET /devices/{token}` | the token's state, budget use, broadcast channel and last deliveries (headers, payload, outcome, the channel of a broadcast) |
 /// | `GET /channels` | broadcast channels: id, bundle id, storage policy, subscribers, publishes |
 /// | `PUT /devices/{token}` | `{"state": "active"\|"unregistered"\|"expired"\|"bad", "frequent_updates": bool}`, both optional |
