@@ -106,6 +106,7 @@ import Testing
 
             clock.set(Self.at(Self.hour + 1))
             #expect(try await self.activity(1, store, appID: app).state == .stale)
+            #expect(try await store.liveActivityCounts(named: "match", appID: app)[.stale] == 1)
             clock.set(Self.at(Self.hour + 61))
             activity = try await self.activity(1, store, appID: app)
             // The hour's priority-10 sends leave the count as the hour passes.
@@ -117,6 +118,7 @@ import Testing
             clock.set(Self.at(Self.hour + 63))
             activity = try await self.activity(1, store, appID: app)
             #expect(activity.state == .active)
+            #expect(try await store.liveActivityCounts(named: "match", appID: app)[.active] == 1)
             #expect(activity.lastUpdate?.apnsUniqueID == unique)
             #expect(activity.priority10SendsThisHour == 1)
         }

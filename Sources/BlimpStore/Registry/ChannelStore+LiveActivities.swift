@@ -67,13 +67,13 @@ extension ChannelStore {
     }
 
     /// How many of `name`'s activities are in each state now (every state present, zeros included). Reads every
-    /// activity of the name, as the listing does a page.
+    /// activity of the name, with only what its state needs (``LiveActivityRecords/Detail/stateOnly``).
     public func liveActivityCounts(named name: String, appID: Int64) async throws(StoreError) -> [LiveActivityState: Int] {
         let now = self.now()
         var bindings = LiveActivityRecords.bindings(appID: appID, now: now)
         bindings.append(name)
         let keys = "(SELECT channel_id, $4::text AS name FROM (\(Self.channelIDs(named: "$4", from: nil, limit: nil))) ids)"
-        let sql = "SELECT f.activity::text FROM (\(LiveActivityRecords.select(from: keys))) f"
+        let sql = "SELECT f.activity::text FROM (\(LiveActivityRecords.select(from: keys, .stateOnly))) f"
         return try await StoreError.mapping { [bindings] in
             var counts = Dictionary(uniqueKeysWithValues: LiveActivityState.allCases.map { ($0, 0) })
             let rows = try await self.client.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: self.logger)

@@ -20,9 +20,19 @@ enum LiveActivityRecords {
         return bindings
     }
 
+    /// How much of each activity a query reads.
+    enum Detail {
+        /// Everything ``LiveActivityRecord`` shows.
+        case full
+        /// What its state needs, for counting a name's activities (whose name `$4` binds): no last update and no
+        /// priority-10 sends, and the stale date looked up only for active activities, and only when a push of the
+        /// name carried one. Each activity costs a few index probes instead of a dozen.
+        case stateOnly
+    }
+
     /// For each (`channel_id`, `name`) of `keys` (a relation, aliased `k` here) with an activity on record: the
     /// channel id, the name and the activity as a JSON object (`activity`) that ``Row`` decodes.
-    static func select(from keys: String) -> String {
+    static func select(from keys: String, _ detail: Detail = .full) -> String {
         // The newest outcomes of the name's pushes on the channel since the activity started (the later of the
         // tracked start and the awaiting start: the activity ``LiveActivityFacts`` takes).
         let outcomes = """
@@ -30,6 +40,39 @@ enum LiveActivityRecords {
             WHERE o.app_id = $1 AND o.channel_id = k.channel_id AND p.activity_name = k.name
               AND o.sent_at >= greatest(a.started_at, w.sent_at)
             """
+        let lastDeliveredStaleDate = """
+            (SELECT p.apns_body::jsonb #> '{aps,stale-date}' \(outcomes) AND o.status = 200 ORDER BY o.sent_at DESC LIMIT 1)
+            """
+        let columns: String
+        let lastUpdate: String
+        switch detail {
+        case .full:
+            columns = """
+                'stale_date', CASE WHEN u.status = 200 THEN u.apns_body::jsonb #> '{aps,stale-date}' ELSE \(lastDeliveredStaleDate) END,
+                'last_update', CASE WHEN u.push_id IS NOT NULL THEN json_build_object(
+                    'push_id', u.push_id, 'event', u.event, 'timestamp', u.aps_timestamp, 'priority', u.priority,
+                    'status', u.status, 'reason', u.reason, 'apns_id', u.apns_id, 'apns_unique_id', u.apns_unique_id,
+                    'sent_at', extract(epoch FROM u.sent_at)) END,
+                'priority_10_sends', (SELECT count(*) \(outcomes) AND o.sent_at > $3 AND o.priority = 10 AND o.status = 200
+                                      AND p.event <> 'start')
+                """
+            lastUpdate = """
+                LEFT JOIN LATERAL (
+                    SELECT o.push_id, p.event, p.aps_timestamp, o.priority, o.status, o.reason, o.apns_id, o.apns_unique_id,
+                           o.sent_at, p.apns_body
+                    \(outcomes)
+                    ORDER BY o.sent_at DESC LIMIT 1) u ON true
+                """
+        case .stateOnly:
+            // The EXISTS binds nothing of the row: PostgreSQL evaluates it once per query.
+            columns = """
+                'stale_date', CASE WHEN EXISTS (SELECT 1 FROM pushes s WHERE s.app_id = $1 AND s.activity_name = $4
+                                                AND s.apns_body LIKE '%"stale-date"%')
+                                    AND a.state = 'active' THEN \(lastDeliveredStaleDate) END,
+                'priority_10_sends', 0
+                """
+            lastUpdate = ""
+        }
         return """
             SELECT k.channel_id, k.name, json_build_object(
                 'name', k.name, 'id', a.activity_id, 'token', a.token, 'record', a.state,
@@ -37,24 +80,12 @@ enum LiveActivityRecords {
                 'dismiss_at', extract(epoch FROM a.dismiss_at), 'updated_at', extract(epoch FROM a.updated_at),
                 'awaiting_since', extract(epoch FROM w.sent_at), 'awaiting_state', w.state,
                 'held_push_id', w.held_push_id, 'held_timestamp', w.held_timestamp,
-                'stale_date', CASE WHEN u.status = 200 THEN u.apns_body::jsonb #> '{aps,stale-date}'
-                                   ELSE (SELECT p.apns_body::jsonb #> '{aps,stale-date}' \(outcomes) AND o.status = 200
-                                         ORDER BY o.sent_at DESC LIMIT 1) END,
-                'last_update', CASE WHEN u.push_id IS NOT NULL THEN json_build_object(
-                    'push_id', u.push_id, 'event', u.event, 'timestamp', u.aps_timestamp, 'priority', u.priority,
-                    'status', u.status, 'reason', u.reason, 'apns_id', u.apns_id, 'apns_unique_id', u.apns_unique_id,
-                    'sent_at', extract(epoch FROM u.sent_at)) END,
-                'priority_10_sends', (SELECT count(*) \(outcomes) AND o.sent_at > $3 AND o.priority = 10 AND o.status = 200
-                                      AND p.event <> 'start')
+                \(columns)
             ) AS activity
             FROM \(keys) k
             LEFT JOIN live_activities a ON a.app_id = $1 AND a.channel_id = k.channel_id AND a.name = k.name AND a.started_at >= $2
             LEFT JOIN awaiting_activities w ON w.app_id = $1 AND w.channel_id = k.channel_id AND w.name = k.name
-            LEFT JOIN LATERAL (
-                SELECT o.push_id, p.event, p.aps_timestamp, o.priority, o.status, o.reason, o.apns_id, o.apns_unique_id,
-                       o.sent_at, p.apns_body
-                \(outcomes)
-                ORDER BY o.sent_at DESC LIMIT 1) u ON true
+            \(lastUpdate)
             WHERE a.name IS NOT NULL OR w.name IS NOT NULL
             """
     }
