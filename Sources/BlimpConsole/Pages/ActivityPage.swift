@@ -26,7 +26,9 @@ struct ActivityPage: Sendable {
         }
 
         let name: String
+        /// Empty after the first page of channels.
         let counts: [Count]
+        let hasCounts: Bool
         let channels: [Channel]
         let hasChannels: Bool
         let nextChannels: String?
@@ -43,11 +45,12 @@ struct ActivityPage: Sendable {
         let scope = try await self.gate.scope(request, context)
         guard let name = context.parameters.get("name").flatMap(Paths.decode) else { throw ConsoleError.notFound }
         let start = request.uri.queryParameters["start"].flatMap { UUID(parsing: String($0)) }
-        let counts: [LiveActivityState: Int]
+        // Counting reads every activity of the name: once, on the first page, as the API does.
+        let counts: [LiveActivityState: Int]?
         let page: ChannelActivityPage
         let timeline: [PushReport]
         do {
-            counts = try await self.channels.liveActivityCounts(named: name, appID: scope.app.id)
+            counts = start == nil ? try await self.channels.liveActivityCounts(named: name, appID: scope.app.id) : nil
             page = try await self.channels.liveActivities(named: name, appID: scope.app.id, start: start, limit: Self.channelsPerPage)
             timeline = try await self.reports.timeline(name: name, appID: scope.app.id, limit: Self.timelineLength)
         } catch { throw ConsoleError.from(error) }
@@ -61,8 +64,9 @@ struct ActivityPage: Sendable {
                 state: row.state, ended: row.ended, started: row.age, lastUpdate: row.lastUpdate)
         }
         let view = View(
-            name: name, counts: LiveActivityState.allCases.map { View.Count(state: $0.rawValue, count: Format.count(counts[$0] ?? 0)) },
-            channels: channels, hasChannels: !channels.isEmpty,
+            name: name,
+            counts: counts.map { counts in LiveActivityState.allCases.map { View.Count(state: $0.rawValue, count: Format.count(counts[$0] ?? 0)) } } ?? [],
+            hasCounts: counts != nil, channels: channels, hasChannels: !channels.isEmpty,
             nextChannels: page.next.map { "\(base)/activities/\(Paths.encode(name))?start=\($0.lowercaseString)" },
             composeLink: "\(base)/compose?name=\(Paths.encode(name))", pushes: pushes, hasPushes: !pushes.isEmpty)
         return self.renderer.page("activity", title: name, nav: Navigation(scope, .activities), view)
@@ -71,9 +75,9 @@ struct ActivityPage: Sendable {
     static let template = #"""
         {{<layout}}{{$main}}{{#body}}
         <h1>Live Activity <q>{{name}}</q></h1>
-        <div class="tiles" id="activity-states">
+        {{#hasCounts}}<div class="tiles" id="activity-states">
           {{#counts}}<section class="tile"><h2 class="state state-{{state}}">{{state}}</h2><p class="big">{{count}}</p></section>{{/counts}}
-        </div>
+        </div>{{/hasCounts}}
         <p><a class="button" href="{{composeLink}}">Push to this name</a></p>
         <section class="card">
           <h2>Channels, by channel id</h2>
