@@ -41,6 +41,8 @@ struct FanOut {
     func run(_ claimed: ClaimedPush) async throws -> Ending {
         var push = claimed
         let limit = self.configuration.batchSize
+        // Held first, then targets read: a token reported before the hold is among them, one after releases the push.
+        push.counts.heldAwaitingToken += try await self.store.hold(push, now: self.now())
         var next = try await self.store.targets(of: push, limit: limit, now: self.now())
         while !next.isEmpty {
             if try await self.store.isSuperseded(push) {
@@ -88,6 +90,14 @@ struct FanOut {
         return .done
     }
 
+    /// Sends a held push that its activities' tokens released (``DispatchStore/ReleasedPush``) to those tokens, at the
+    /// priority each token's budget allows now, and records the answers.
+    func run(_ released: DispatchStore.ReleasedPush) async throws {
+        var counts = PushCounts()
+        let outcomes = try await self.send(released.targets, of: released.push, counts: &counts)
+        try await self.store.recordReleased(outcomes, of: released, worker: self.worker, now: self.now())
+    }
+
     /// Sends one batch, all at once (the client queues what its connections cannot take yet), and counts it.
     ///
     /// - Throws: `CancellationError` when the fan-out is cancelled with tokens still to retry (see
@@ -104,6 +114,7 @@ struct FanOut {
                 sends.append((request, target))
                 if request.priority < push.priority { counts.downgradedPriority += 1 }
             case .skipAlreadyActive: counts.skippedAlreadyActive += 1
+            case .skipAwaitingToken: counts.skippedAwaitingToken += 1
             case .skipStartBudget: counts.skippedStartBudget += 1
             case .invalidToken: counts.failed["invalid_token", default: 0] += 1
             }
@@ -123,18 +134,20 @@ struct FanOut {
     private enum Plan {
         case send(APNsRequest, DispatchTarget)
         case skipAlreadyActive
+        case skipAwaitingToken
         case skipStartBudget
         /// Not a token APNs could take (the schema's checks make this unreachable).
         case invalidToken
     }
 
-    /// What to do for one target: a start skips a channel where the name is already active or whose device spent
-    /// its push-to-start budget; a Live Activity push over the token's priority-10 budget goes at priority 5.
+    /// What to do for one target: a start skips a channel where the name is already active or awaits its token, or
+    /// whose device spent its push-to-start budget; a Live Activity push over the token's priority-10 budget goes at priority 5.
     private func plan(_ target: DispatchTarget, of push: ClaimedPush) -> Plan {
         var priority = push.priority
         if case .liveActivity(let event, _, _) = push.kind {
             if event == .start {
                 if target.alreadyActive { return .skipAlreadyActive }
+                if target.awaitingToken { return .skipAwaitingToken }
                 if !self.delivery.budget.allowsStart(sentInLastHour: target.recentStarts) { return .skipStartBudget }
             }
             priority = self.delivery.budget.priority(

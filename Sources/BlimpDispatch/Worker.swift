@@ -15,6 +15,8 @@ import Tracing
 /// it splits one), and also every ``WorkerConfiguration/pollInterval`` for expired leases; ``Listening`` says where
 /// they listen.
 ///
+/// Held pushes that devices' tokens released (``AwaitingToken``) come first: each is a few tokens, sent at once.
+///
 /// On SIGTERM a worker stops claiming, lets the batches in flight finish and be recorded, and gives their parts
 /// back for another worker to resume. The APNs client is the caller's to shut down.
 public final class Worker: Service, Sendable {
@@ -91,10 +93,17 @@ public final class Worker: Service, Sendable {
         }
     }
 
-    /// Claims and delivers parts of pushes, one at a time, until none is ready or the worker shuts down.
+    /// Claims and delivers held pushes that tokens released, then parts of pushes, one at a time, until none is ready
+    /// or the worker shuts down.
     private func drain() async {
         while !Task.isShuttingDownGracefully, !Task.isCancelled {
             do {
+                let released = try await self.store.claimReleased(
+                    worker: self.name, limit: self.configuration.batchSize, lease: self.configuration.lease)
+                if !released.isEmpty {
+                    for push in released { await self.deliver(push) }
+                    continue
+                }
                 guard let push = try await self.store.claim(worker: self.name, now: self.now(), lease: self.configuration.lease) else {
                     return
                 }
@@ -150,6 +159,28 @@ public final class Worker: Service, Sendable {
                 metadata["record.error"] = "\(error)"
                 self.logger.error("part failed and could not be recorded", metadata: metadata)
             }
+        }
+    }
+
+    /// Sends a held push to the tokens that released it. One that fails is claimed again once its lease runs out,
+    /// up to ``WorkerConfiguration/releaseAttempts`` times, then dropped.
+    private func deliver(_ released: DispatchStore.ReleasedPush) async {
+        let metadata: Logger.Metadata = [
+            "push.id": "\(released.push.pushID.lowercaseString)", "tokens": "\(released.targets.count)", "worker": "\(self.name)",
+        ]
+        do {
+            guard released.attempts <= self.configuration.releaseAttempts else {
+                try await self.store.dropReleased(released)
+                self.logger.error("held push dropped: its release failed every attempt", metadata: metadata)
+                return
+            }
+            let fanOut = FanOut(
+                store: self.store, apns: self.apns, delivery: try await self.profile(of: released.push.appID),
+                configuration: self.configuration, worker: self.name, logger: self.logger, now: self.now)
+            try await fanOut.run(released)
+            self.logger.debug("held push sent", metadata: metadata)
+        } catch {
+            self.logger.error("held push not sent; it will be tried again", metadata: metadata.merging(["error": "\(error)"]) { $1 })
         }
     }
 

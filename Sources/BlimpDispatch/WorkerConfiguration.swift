@@ -21,6 +21,9 @@ public struct WorkerConfiguration: Sendable {
     /// Attempts at a part whose delivery fails as a whole (the database, the app's key), and the waits between them,
     /// before its push fails.
     public var partRetries = PartRetryPolicy()
+    /// Claims of a held push released to a token before it is dropped: each claim that ends without an answer recorded
+    /// (the worker died, the database failed) waits for its lease. Defaults to 5.
+    public var releaseAttempts = 5
 
     public init() {}
 }

@@ -10,10 +10,15 @@ import Testing
     /// and the others are written and answered.
     @Test func aFailedBatchIsRetriedOneByOneSoOnlyTheCulpritFails() async throws {
         let batches = Mutex<[[Int]]>([])
-        // One flush at a time, so that requests arriving during the first flush wait and go together.
+        let (gate, open) = AsyncStream<Void>.makeStream()
+        // One flush at a time, so that requests arriving during the first flush wait and go together; the first holds
+        // until they all wait.
         let coalescer = Coalescer<Int, Int>(maximumFlushes: 1) { inputs in
-            batches.withLock { $0.append(inputs) }
-            try await Task.sleep(for: .milliseconds(50))
+            let first = batches.withLock { batches in
+                batches.append(inputs)
+                return batches.count == 1
+            }
+            if first { for await _ in gate { break } }
             if let bad = inputs.first(where: { $0 < 0 }) { throw Refused(input: bad) }
             return inputs.map { $0 * 10 }
         }
@@ -26,13 +31,20 @@ import Testing
                         return (input, .failure(error as! Refused))
                     }
                 }
-                if input == 1 { try? await Task.sleep(for: .milliseconds(10)) }  // the others gather behind it
+                if input == 1 { await Self.poll { batches.withLock { $0.count == 1 } } }
             }
+            await Self.poll { coalescer.waiting == 4 }
+            open.yield()
             return await group.reduce(into: [Int: Result<Int, Refused>]()) { $0[$1.0] = $1.1 }
         }
         #expect(results == [1: .success(10), 2: .success(20), -3: .failure(Refused(input: -3)), 4: .success(40), 5: .success(50)])
         let seen = batches.withLock { $0 }
         #expect(seen.contains { $0.count == 4 }, "the four that waited went together first: \(seen)")
         #expect(seen.filter { $0.count == 1 }.count == 5, "then one by one: \(seen)")
+    }
+
+    /// Waits until `condition` holds, for at most 30 s.
+    private static func poll(_ condition: () -> Bool) async {
+        for _ in 0..<3000 where !condition() { try? await Task.sleep(for: .milliseconds(10)) }
     }
 }

@@ -89,6 +89,7 @@ extension ListenOptions {
         let janitor = Janitor(
             [
                 .init("expired live activities") { try await channels.deleteExpiredActivities() },
+                .init("activities awaiting their token", verb: "expired") { try await dispatch.expireAwaitingActivities(now: Date()) },
                 .init("expired idempotency keys") { try await keys.deleteExpired() },
                 .init("old delivery outcomes") { try await dispatch.trimOutcomes(now: Date()) },
                 .init("expired nonces") { try await nonces.deleteExpired() },

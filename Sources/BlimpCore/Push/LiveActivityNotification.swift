@@ -41,7 +41,7 @@ public struct LiveActivityNotification: Sendable, Equatable {
             try reader.choice(key, Event.allCases.map(\.rawValue))
         }
         let event = Event(rawValue: eventName)!
-        let notification = LiveActivityNotification(
+        var notification = LiveActivityNotification(
             event: event,
             name: try reader.required("name") { key throws(InvalidField) in try Self.activityText(reader, key) },
             contentState: try reader.object("content_state"),
@@ -65,6 +65,7 @@ public struct LiveActivityNotification: Sendable, Equatable {
             guard notification.alert != nil else {
                 throw InvalidField(reader.path(of: "alert"), "an alert is required for event start: APNs needs one to start an activity")
             }
+            notification.attributes = try Self.naming(notification.attributes, name: notification.name, at: reader.path(of: "attributes"))
         case .update, .end:
             if let key = ["attributes_type", "attributes"].first(where: reader.has) {
                 throw InvalidField(reader.path(of: key), "\(key) is only for event start")
@@ -74,6 +75,25 @@ public struct LiveActivityNotification: Sendable, Equatable {
             }
         }
         return notification
+    }
+
+    /// The key of a start's `attributes` that carries the name: iOS starts the activity with these attributes, and the
+    /// app tracks it under `attributes.activityName`, so the token it reports names the activity Blimp started (the
+    /// push-to-start payload has no other place for it; docs/ios-sdk.md).
+    public static let nameAttribute = "activityName"
+
+    /// A start's attributes with ``nameAttribute`` set to `name`; one the sender set must already be `name`.
+    private static func naming(_ attributes: RawJSON?, name: String, at path: String) throws(InvalidField) -> RawJSON? {
+        guard case .object(var members) = attributes else { return attributes }
+        if let given = members.first(where: { $0.key == Self.nameAttribute }) {
+            guard given.value == .string(name) else {
+                throw InvalidField(
+                    "\(path).\(Self.nameAttribute)", "\(Self.nameAttribute) must equal the name: the app tracks the activity under it")
+            }
+            return attributes
+        }
+        members.append(.init(Self.nameAttribute, .string(name)))
+        return .object(members)
     }
 
     /// `{title, body, sound}`: title and body are strings or `{"loc-key": …, "loc-args": [strings]}`.

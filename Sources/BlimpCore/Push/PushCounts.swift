@@ -13,6 +13,16 @@ public struct PushCounts: Sendable, Equatable {
     /// Starts for a name already active on the channel, or beyond the device's push-to-start budget.
     public var skippedAlreadyActive = 0
     public var skippedStartBudget = 0
+    /// Starts for a name whose activity Blimp started on the channel and that still awaits its token.
+    public var skippedAwaitingToken = 0
+    /// Updates and ends held for activities awaiting their token (``AwaitingToken``); each goes out when the token
+    /// comes, or expires with the activity.
+    public var heldAwaitingToken = 0
+    /// Held copies sent once their activity's token came, after the push itself had finished (not from the parts).
+    public var deliveredAfterToken = 0
+    /// Activities that never reported a token: on a start, those it started; on an update or end, its held copies.
+    /// Not from the parts either.
+    public var expiredAwaitingToken = 0
     /// Tokens a newer push of the name reached instead.
     public var superseded = 0
     /// Tokens APNs reported invalid, removed.
@@ -29,6 +39,10 @@ public struct PushCounts: Sendable, Equatable {
         self.skippedEnded = count("skipped_ended")
         self.skippedAlreadyActive = count("skipped_already_active")
         self.skippedStartBudget = count("skipped_start_budget")
+        self.skippedAwaitingToken = count("skipped_awaiting_token")
+        self.heldAwaitingToken = count("held_awaiting_token")
+        self.deliveredAfterToken = count("delivered_after_token")
+        self.expiredAwaitingToken = count("expired_awaiting_token")
         self.superseded = count("superseded")
         self.tokensPruned = count("tokens_pruned")
         if case .object(let reasons)? = json["failed"] {
@@ -46,6 +60,10 @@ public struct PushCounts: Sendable, Equatable {
         sum.skippedEnded += rhs.skippedEnded
         sum.skippedAlreadyActive += rhs.skippedAlreadyActive
         sum.skippedStartBudget += rhs.skippedStartBudget
+        sum.skippedAwaitingToken += rhs.skippedAwaitingToken
+        sum.heldAwaitingToken += rhs.heldAwaitingToken
+        sum.deliveredAfterToken += rhs.deliveredAfterToken
+        sum.expiredAwaitingToken += rhs.expiredAwaitingToken
         sum.superseded += rhs.superseded
         sum.tokensPruned += rhs.tokensPruned
         return sum
@@ -60,6 +78,10 @@ public struct PushCounts: Sendable, Equatable {
             .init("skipped_ended", .integer(Int64(self.skippedEnded))),
             .init("skipped_already_active", .integer(Int64(self.skippedAlreadyActive))),
             .init("skipped_start_budget", .integer(Int64(self.skippedStartBudget))),
+            .init("skipped_awaiting_token", .integer(Int64(self.skippedAwaitingToken))),
+            .init("held_awaiting_token", .integer(Int64(self.heldAwaitingToken))),
+            .init("delivered_after_token", .integer(Int64(self.deliveredAfterToken))),
+            .init("expired_awaiting_token", .integer(Int64(self.expiredAwaitingToken))),
             .init("superseded", .integer(Int64(self.superseded))),
             .init("tokens_pruned", .integer(Int64(self.tokensPruned))),
         ])

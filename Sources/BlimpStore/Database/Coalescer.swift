@@ -33,6 +33,9 @@ final class Coalescer<Input: Sendable, Output: Sendable>: Sendable {
         self.flush = flush
     }
 
+    /// How many requests wait for a flush.
+    var waiting: Int { self.state.withLock { $0.waiting.count } }
+
     /// Writes `input` with whatever else is waiting, and returns its output once committed.
     func submit(_ input: Input) async throws -> Output {
         let id = self.state.withLock { state in

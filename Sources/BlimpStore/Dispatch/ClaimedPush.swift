@@ -16,6 +16,8 @@ public struct ClaimedPush: Sendable {
     public let audience: Audience
     /// The APNs body, the same for every token.
     public let body: [UInt8]
+    /// A Live Activity push's `aps.timestamp`: the later of two pushes of a name has the greater one.
+    public let timestamp: Int64?
     /// For an end: when the ended activities leave the Lock Screen, if the push names it.
     public let dismissalDate: Date?
     public let pushType: APNsPushType
@@ -47,7 +49,7 @@ public struct ClaimedPush: Sendable {
         case appID = "app_id", pushID = "push_id", kind, event, activityName = "activity_name"
         case attributesType = "attributes_type", audience, apnsBody = "apns_body", pushType = "push_type", priority
         case collapseID = "collapse_id", expiresAt = "expires_at", alerting, dismissalDate = "dismissal_date"
-        case traceParent = "trace_parent"
+        case traceParent = "trace_parent", apsTimestamp = "aps_timestamp"
         case part, through = "through_channel_id", cursor = "cursor_channel_id", counts
 
         var expression: String {
@@ -82,6 +84,7 @@ public struct ClaimedPush: Sendable {
             throw UnreadableColumn(Column.audience.rawValue, error.description)
         }
         self.body = Array(try row.decode(.apnsBody, as: String.self).utf8)
+        self.timestamp = try row.decode(.apsTimestamp)
         self.dismissalDate = try row.decode(.dismissalDate)
         self.pushType = try row.decode(.pushType)
         self.priority = try row.decode(.priority)
@@ -106,6 +109,8 @@ public struct DispatchTarget: Sendable, Equatable {
     public var recentPriority10: Int
     /// For a start: the name is already active on this channel; for an alert or an update: unused.
     public var alreadyActive: Bool
+    /// For a start: a start of the name that Blimp sent to this channel still awaits its token (``AwaitingToken``).
+    public var awaitingToken: Bool
     /// For a start: push-to-start sends to this channel in the last hour.
     public var recentStarts: Int
 }

@@ -27,8 +27,8 @@ extension DispatchStore {
     }
 
     /// Records a batch in one transaction: its outcomes, the tokens APNs reported dead (a token registered again
-    /// after a 410's timestamp stays), the activities an end reached, and the part's cursor, end, counts and a
-    /// renewed lease; and the parts `split` off the rest of its range, for any worker to take (they are notified).
+    /// after a 410's timestamp stays), the activities an end reached or a start began (awaiting their token), and the
+    /// part's cursor, end, counts and a renewed lease; and the parts `split` off the rest of its range, for any worker to take (they are notified).
     /// Returns `false`, recording nothing, when the worker no longer holds the part (its lease expired and another
     /// took it).
     public func record(
@@ -39,16 +39,8 @@ extension DispatchStore {
         now: Date,
         lease: Duration
     ) async throws(StoreError) -> Bool {
-        var pruned: [RawJSON] = []
-        for outcome in outcomes {
-            guard let since = outcome.deadSince else { continue }
-            pruned.append(.object([
-                .init("token", .string(outcome.target.token)),
-                .init("channel_id", .string(outcome.target.channelID.lowercaseString)),
-                .init("since", .number(String(since.timeIntervalSince1970))),
-            ]))
-        }
-        let ended = outcomes.filter { $0.status == 200 }.map(\.target.channelID)
+        let pruned = Self.deadTokens(in: outcomes)
+        let sent = outcomes.filter { $0.status == 200 }.map(\.target.channelID)
         return try await StoreError.mapping { [pruned] in
             try await self.client.withTransaction(logger: self.logger) { connection in
                 let held = try await connection.query(
@@ -74,46 +66,97 @@ extension DispatchStore {
                         logger: self.logger)
                     try await connection.query("SELECT pg_notify(\(Self.channel), '')", logger: self.logger)
                 }
-                if !outcomes.isEmpty {
-                    // Columns as arrays: cheaper to send and read than JSON rows, thousands at a time.
-                    try await connection.query(
-                        """
-                        INSERT INTO delivery_outcomes (app_id, push_id, token, channel_id, status, reason, apns_id, priority, sent_at)
-                        SELECT \(push.appID), \(push.pushID), token, channel_id, status, NULLIF(reason, ''),
-                               NULLIF(apns_id, '')::uuid, priority, \(now)
-                        FROM unnest(\(outcomes.map(\.target.token))::text[], \(outcomes.map(\.target.channelID))::uuid[],
-                                    \(outcomes.map { Int16($0.status) })::smallint[], \(outcomes.map { $0.reason ?? "" })::text[],
-                                    \(outcomes.map { $0.apnsID ?? "" })::text[], \(outcomes.map { Int16($0.priority.rawValue) })::smallint[])
-                             AS r (token, channel_id, status, reason, apns_id, priority)
-                        """,
-                        logger: self.logger)
-                    // The console's sends per minute: a row per status, never updated, so workers never wait on each other.
-                    let tallies = Dictionary(outcomes.map { (Int16($0.status), Int32(1)) }, uniquingKeysWith: +)
-                    try await connection.query(
-                        """
-                        INSERT INTO send_tallies (app_id, minute, status, sends)
-                        SELECT \(push.appID), date_trunc('minute', \(now)::timestamptz), status, sends
-                        FROM unnest(\(Array(tallies.keys))::smallint[], \(Array(tallies.values))::integer[]) AS r (status, sends)
-                        """,
-                        logger: self.logger)
-                }
+                try await Self.insert(outcomes, appID: push.appID, pushID: push.pushID, now: now, on: connection, logger: self.logger)
                 if !pruned.isEmpty { try await Self.prune(pruned, of: push, on: connection, logger: self.logger) }
-                if case .liveActivity(.end, let name, _) = push.kind, !ended.isEmpty {
-                    try await connection.query(
-                        """
-                        UPDATE live_activities SET state = 'ended', ended_at = \(now),
-                               dismiss_at = \(push.dismissalDate ?? now.addingTimeInterval(LiveActivityLifetime.dismissedAfterEnd))
-                        WHERE app_id = \(push.appID) AND name = \(name) AND channel_id = ANY(\(ended)) AND state = 'active'
-                        """,
-                        logger: self.logger)
+                if case .liveActivity(let event, let name, _) = push.kind, !sent.isEmpty {
+                    switch event {
+                    case .start:
+                        try await Self.awaitTokens(of: sent, name: name, start: push, now: now, on: connection, logger: self.logger)
+                    case .end:
+                        try await Self.markEnded(
+                            sent, name: name, appID: push.appID, dismissAt: push.dismissalDate, now: now, on: connection, logger: self.logger)
+                    case .update:
+                        break
+                    }
                 }
                 return true
             }
         }
     }
 
+    /// Inserts what APNs answered for each target, and the console's sends per minute.
+    static func insert(
+        _ outcomes: [Outcome], appID: Int64, pushID: UUID, now: Date, on connection: PostgresConnection, logger: Logger
+    ) async throws {
+        guard !outcomes.isEmpty else { return }
+        // Columns as arrays: cheaper to send and read than JSON rows, thousands at a time.
+        try await connection.query(
+            """
+            INSERT INTO delivery_outcomes (app_id, push_id, token, channel_id, status, reason, apns_id, priority, sent_at)
+            SELECT \(appID), \(pushID), token, channel_id, status, NULLIF(reason, ''),
+                   NULLIF(apns_id, '')::uuid, priority, \(now)
+            FROM unnest(\(outcomes.map(\.target.token))::text[], \(outcomes.map(\.target.channelID))::uuid[],
+                        \(outcomes.map { Int16($0.status) })::smallint[], \(outcomes.map { $0.reason ?? "" })::text[],
+                        \(outcomes.map { $0.apnsID ?? "" })::text[], \(outcomes.map { Int16($0.priority.rawValue) })::smallint[])
+                 AS r (token, channel_id, status, reason, apns_id, priority)
+            """,
+            logger: logger)
+        // The console's sends per minute: a row per status, never updated, so workers never wait on each other.
+        let tallies = Dictionary(outcomes.map { (Int16($0.status), Int32(1)) }, uniquingKeysWith: +)
+        try await connection.query(
+            """
+            INSERT INTO send_tallies (app_id, minute, status, sends)
+            SELECT \(appID), date_trunc('minute', \(now)::timestamptz), status, sends
+            FROM unnest(\(Array(tallies.keys))::smallint[], \(Array(tallies.values))::integer[]) AS r (status, sends)
+            """,
+            logger: logger)
+    }
+
+    /// Ends the name's active activities on `channels`, which an end reached: they leave the Lock Screen at `dismissAt`,
+    /// or after the default time.
+    static func markEnded(
+        _ channels: [UUID], name: String, appID: Int64, dismissAt: Date?, now: Date, on connection: PostgresConnection, logger: Logger
+    ) async throws {
+        try await connection.query(
+            """
+            UPDATE live_activities SET state = 'ended', ended_at = \(now),
+                   dismiss_at = \(dismissAt ?? now.addingTimeInterval(LiveActivityLifetime.dismissedAfterEnd))
+            WHERE app_id = \(appID) AND name = \(name) AND channel_id = ANY(\(channels)) AND state = 'active'
+            """,
+            logger: logger)
+    }
+
+    /// Leaves an activity awaiting its token on each of `channels`, where APNs accepted the start (``AwaitingToken``),
+    /// replacing one that expired there.
+    private static func awaitTokens(
+        of channels: [UUID], name: String, start: ClaimedPush, now: Date, on connection: PostgresConnection, logger: Logger
+    ) async throws {
+        try await connection.query(
+            """
+            INSERT INTO awaiting_activities (app_id, channel_id, name, start_push_id, sent_at)
+            SELECT \(start.appID), channel_id, \(name), \(start.pushID), \(now) FROM unnest(\(channels)::uuid[]) AS r (channel_id)
+            ON CONFLICT (app_id, channel_id, name) DO UPDATE SET
+                start_push_id = EXCLUDED.start_push_id, sent_at = EXCLUDED.sent_at, state = 'awaiting',
+                held_push_id = NULL, held_timestamp = NULL
+            """,
+            logger: logger)
+    }
+
+    /// The tokens APNs reported dead among `outcomes`, as ``prune(_:of:on:logger:)`` takes them.
+    static func deadTokens(in outcomes: [Outcome]) -> [RawJSON] {
+        outcomes.compactMap { outcome in
+            outcome.deadSince.map { since in
+                .object([
+                    .init("token", .string(outcome.target.token)),
+                    .init("channel_id", .string(outcome.target.channelID.lowercaseString)),
+                    .init("since", .number(String(since.timeIntervalSince1970))),
+                ])
+            }
+        }
+    }
+
     /// Removes the tokens APNs reported dead, unless registered again after the report's time (`since`).
-    private static func prune(_ pruned: [RawJSON], of push: ClaimedPush, on connection: PostgresConnection, logger: Logger) async throws {
+    static func prune(_ pruned: [RawJSON], of push: ClaimedPush, on connection: PostgresConnection, logger: Logger) async throws {
         let rows = RawJSON.array(pruned).text
         let query: PostgresQuery
         switch push.kind {

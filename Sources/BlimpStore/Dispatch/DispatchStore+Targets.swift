@@ -6,7 +6,7 @@ import PostgresNIO
 extension DispatchStore {
     /// The next `limit` targets of the part after its cursor, in channel order: for an update or end, the update
     /// tokens of the name's active activities (tracked less than 8 hours ago); for a start, the push-to-start tokens
-    /// of its attributes type; for an alert, the opted-in channels' device tokens. Always on channels in the
+    /// of its attributes type, each with whether the name is active or awaiting its token there; for an alert, the opted-in channels' device tokens. Always on channels in the
     /// audience. (The cursor and the part's end bound both sides of each join: without them on `channels`, a merge
     /// join reads that table from its start for every batch.)
     public func targets(of push: ClaimedPush, limit: Int, now: Date) async throws(StoreError) -> [DispatchTarget] {
@@ -16,10 +16,10 @@ extension DispatchStore {
         return try await StoreError.mapping { [query] in
             let rows = try await self.client.query(query, logger: self.logger)
             var targets: [DispatchTarget] = []
-            for try await (channel, token, frequent, recent, active, starts) in rows.decode((UUID, String, Bool, Int, Bool, Int).self) {
+            for try await (channel, token, frequent, recent, active, awaiting, starts) in rows.decode((UUID, String, Bool, Int, Bool, Bool, Int).self) {
                 targets.append(DispatchTarget(
                     channelID: channel, token: token, frequentPushes: frequent, recentPriority10: recent,
-                    alreadyActive: active, recentStarts: starts))
+                    alreadyActive: active, awaitingToken: awaiting, recentStarts: starts))
             }
             return targets
         }
@@ -79,6 +79,8 @@ extension DispatchStore {
                 s.channel_id, s.token, c.frequent_pushes_enabled, 0,
                        EXISTS (SELECT 1 FROM live_activities la WHERE la.app_id = $1 AND la.channel_id = s.channel_id
                                AND la.name = $5 AND la.state = 'active' AND la.started_at > $6),
+                       EXISTS (SELECT 1 FROM awaiting_activities a WHERE a.app_id = $1 AND a.channel_id = s.channel_id
+                               AND a.name = $5 AND a.state = 'awaiting' AND a.sent_at > $6),
                        (SELECT count(*)::int FROM delivery_outcomes o WHERE o.app_id = $1 AND o.channel_id = s.channel_id AND o.token = s.token
                         AND o.status = 200 AND o.sent_at > $7)
                 FROM push_to_start_tokens s JOIN channels c ON c.app_id = s.app_id AND c.channel_id = s.channel_id
@@ -101,7 +103,7 @@ extension DispatchStore {
             bindings = filter.bindings
             order = "la.channel_id"
             sql = """
-                la.channel_id, la.token, c.frequent_pushes_enabled, \(recentPriority10), false, 0
+                la.channel_id, la.token, c.frequent_pushes_enabled, \(recentPriority10), false, false, 0
                 FROM live_activities la JOIN channels c ON c.app_id = la.app_id AND c.channel_id = la.channel_id
                 WHERE la.app_id = $1 AND la.name = $4 AND la.state = 'active' AND la.started_at > $5
                   AND la.channel_id > $2 AND la.channel_id <= $3
@@ -112,7 +114,7 @@ extension DispatchStore {
             bindings = filter.bindings
             order = "c.channel_id"
             sql = """
-                c.channel_id, c.push_address, c.frequent_pushes_enabled, 0, false, 0
+                c.channel_id, c.push_address, c.frequent_pushes_enabled, 0, false, false, 0
                 FROM channels c
                 WHERE c.app_id = $1 AND c.installed AND c.opt_in AND c.push_address IS NOT NULL
                   AND c.channel_id > $2 AND c.channel_id <= $3

@@ -53,11 +53,12 @@ public struct PushReports: Sendable {
     }
 
     /// What a report reads of a push, each column by name. A push being sent counts what its parts have so far; a
-    /// finished one has its final counts.
+    /// finished one has its final counts, and what became of its held copies since.
     enum Column: String, SelectedColumn {
         case pushID = "push_id", operationID = "operation_id", state, failureReason = "failure_reason", kind, event
         case activityName = "activity_name", apsTimestamp = "aps_timestamp", attributesType = "attributes_type", priority
         case acceptedAt = "accepted_at", startedAt = "started_at", finishedAt = "finished_at", counts, payload
+        case deliveredAfterToken = "delivered_after_token", expiredAwaitingToken = "expired_awaiting_token"
 
         var expression: String {
             switch self {
@@ -91,6 +92,8 @@ public struct PushReports: Sendable {
                 throw UnreadableColumn(Column.counts.rawValue, "\(error.message) at column \(error.column)")
             }
         }
+        counts.deliveredAfterToken = try row.decode(.deliveredAfterToken)
+        counts.expiredAwaitingToken = try row.decode(.expiredAwaitingToken)
         return PushReport(
             pushID: try row.decode(.pushID), operationID: try row.decode(.operationID), state: try row.decode(.state),
             failureReason: try row.decode(.failureReason), kind: try row.decode(.kind), event: try row.decodeIfPresent(.event),

@@ -95,7 +95,8 @@ public struct ChannelStore: Sendable {
     }
 
     /// Applies the SDK's batch (`PUT /api/channels/sdk/batch/{id}`): tags and attributes together, then Live
-    /// Activity entries one after another, in order, each last-writer-wins by its `action_ts_ms`.
+    /// Activity entries one after another, in order, each last-writer-wins by its `action_ts_ms`. An update token that
+    /// releases a held push wakes the workers; one of an activity started over 12 hours ago is dropped.
     public func apply(_ batch: CheckedChannelBatch, channelID: UUID, appID: Int64) async throws(StoreError) {
         // An activity entry proves the channel is the app's (a foreign key, or the token writer's join); else ask.
         if !batch.tags.isEmpty || !batch.attributes.isEmpty || batch.liveActivities.isEmpty {
@@ -116,11 +117,23 @@ public struct ChannelStore: Sendable {
             let statement: PostgresQuery
             switch update {
             case .setActivity(let name, let activityID, let token, let startedAt, let actionMilliseconds):
+                // The SDK resends a batch that got a 4xx, so a token of an activity iOS removed long ago is dropped, not refused.
+                guard self.now().timeIntervalSince(startedAt) < LiveActivityLifetime.kept else {
+                    ActivityTokenMetrics.count("ignored_ended")
+                    continue
+                }
                 let token = RegistrationWriter.ActivityToken(
                     appID: appID, channelID: channelID, name: name, activityID: activityID, token: token,
                     startedAt: startedAt.timeIntervalSince1970, actionMilliseconds: actionMilliseconds)
-                guard try await StoreError.mapping(token, to: self.writer.activities) else {
-                    throw .notFound
+                let write = try await StoreError.mapping(token, to: self.writer.activities)
+                guard write.found else { throw .notFound }
+                if write.awaited {
+                    ActivityTokenMetrics.count(write.released ? "released" : "awaited")
+                } else if !write.known {
+                    ActivityTokenMetrics.count("unawaited")
+                }
+                if write.released {
+                    _ = try await StoreError.mapping { try await self.client.query("SELECT pg_notify(\(DispatchStore.channel), '')", logger: self.logger) }
                 }
                 continue
             case .removeActivity(let name, let activityID, let startedAt, let actionMilliseconds):

@@ -4,11 +4,12 @@ import Logging
 import PostgresNIO
 
 /// The two writes every device makes, each coalesced across concurrent requests into one multi-row statement (see
-/// ``Coalescer``): creating its channel, and setting a Live Activity's update token. Rows travel as one JSON array
+/// ``Coalescer``): creating its channel, and setting a Live Activity's update token (which also releases a push held
+/// for the activity while it awaited the token, ``AwaitingToken``). Rows travel as one JSON array
 /// (`json_to_recordset`), so a batch is one statement and one commit however many devices it carries.
 struct RegistrationWriter: Sendable {
     let creations: Coalescer<NewChannel, Bool>
-    let activities: Coalescer<ActivityToken, Bool>
+    let activities: Coalescer<ActivityToken, ActivityTokenWrite>
 
     /// With `prepared`, each statement is prepared once per connection (see ``JSONRowsStatement``).
     init(client: PostgresClient, logger: Logger, prepared: Bool, now: @escaping @Sendable () -> Date) {
@@ -90,24 +91,39 @@ struct RegistrationWriter: Sendable {
         return channels.map { created.contains($0.channelID) }
     }
 
-    /// Sets the tokens; `true` for each whose channel is in its app (whether or not a newer entry kept its place).
+    /// What setting one update token did.
+    struct ActivityTokenWrite: Sendable, Equatable {
+        /// The channel is in its app (whether or not a newer entry kept its place).
+        var found = false
+        /// Blimp had started the activity by push-to-start and awaited this token (``AwaitingToken``).
+        var awaited = false
+        /// The token is for an activity already tracked under the name (a new token of the same activity).
+        var known = false
+        /// A push held for the activity was queued for a worker to send to the token.
+        var released = false
+    }
+
+    /// Sets the tokens, and releases the pushes held for the activities that awaited them.
     private static func set(
         _ tokens: [ActivityToken],
         client: PostgresClient,
         logger: Logger,
         prepared: Bool,
         now: Date
-    ) async throws -> [Bool] {
-        var applied = [Bool](repeating: false, count: tokens.count)
+    ) async throws -> [ActivityTokenWrite] {
+        var writes = [ActivityTokenWrite](repeating: ActivityTokenWrite(), count: tokens.count)
         // One statement cannot touch a row twice: entries for the same activity go in successive rounds, in order.
         for round in Self.rounds(tokens.map { ActivityKey(channel: ChannelKey($0), name: $0.name) }) {
             let statement = SetActivityTokens(rows: RawJSON.array(round.map { tokens[$0].json }).text, now: now)
-            let found = Set(try await statement.rows(on: client, prepared: prepared, logger: logger).map { ChannelKey(appID: $0.0, channelID: $0.1) })
-            for index in round where found.contains(ChannelKey(tokens[index])) {
-                applied[index] = true
+            var written: [ActivityKey: ActivityTokenWrite] = [:]
+            for row in try await statement.rows(on: client, prepared: prepared, logger: logger) {
+                written[ActivityKey(channel: ChannelKey(appID: row.appID, channelID: row.channelID), name: row.name)] = row.write
+            }
+            for index in round {
+                if let write = written[ActivityKey(channel: ChannelKey(tokens[index]), name: tokens[index].name)] { writes[index] = write }
             }
         }
-        return applied
+        return writes
     }
 
     /// Inserts channels from a JSON array of ``NewChannel``s (`$1`) at `$2`; returns the ids inserted.
@@ -141,8 +157,13 @@ struct RegistrationWriter: Sendable {
         func decodeRow(_ row: PostgresRow) throws -> UUID { try row.decode(UUID.self) }
     }
 
-    /// Sets update tokens from a JSON array of ``ActivityToken``s (`$1`) at `$2`; returns the (app, channel) of each
-    /// row whose channel is in its app.
+    /// Sets update tokens from a JSON array of ``ActivityToken``s (`$1`) at `$2`; returns, for each row whose channel is
+    /// in its app, what the write did (``ActivityTokenWrite``).
+    ///
+    /// A token releases the activity awaiting it under the name when the activity started no earlier than the start
+    /// was sent less ``AwaitingToken/allowedClockSkew``, within the activity's lifetime: the awaiting row goes, and the
+    /// push held on it is queued in held_releases for a worker, in this statement. The awaiting row is apart from the
+    /// last-writer-wins columns, which the release neither reads nor writes.
     struct SetActivityTokens: JSONRowsStatement {
         static let sql = """
             WITH input AS (
@@ -154,6 +175,10 @@ struct RegistrationWriter: Sendable {
                 SELECT input.* FROM input,
                      LATERAL (SELECT 1 FROM channels c
                               WHERE c.app_id = input.app_id AND c.channel_id = input.channel_id LIMIT 1) AS found),
+            known AS (
+                SELECT valid.app_id, valid.channel_id, valid.name FROM valid JOIN live_activities la
+                    ON la.app_id = valid.app_id AND la.channel_id = valid.channel_id AND la.name = valid.name
+                   AND la.activity_id = valid.activity_id),
             upserted AS (
                 INSERT INTO live_activities (app_id, channel_id, name, activity_id, token, state, started_at,
                                              action_ts_ms, updated_at)
@@ -173,13 +198,43 @@ struct RegistrationWriter: Sendable {
                     started_at = EXCLUDED.started_at,
                     action_ts_ms = EXCLUDED.action_ts_ms,
                     updated_at = EXCLUDED.updated_at
-                WHERE live_activities.action_ts_ms <= EXCLUDED.action_ts_ms)
-            SELECT app_id, channel_id FROM valid
+                WHERE live_activities.action_ts_ms <= EXCLUDED.action_ts_ms),
+            awaited AS (
+                DELETE FROM awaiting_activities a USING valid
+                WHERE a.app_id = valid.app_id AND a.channel_id = valid.channel_id AND a.name = valid.name
+                  AND a.state = 'awaiting' AND a.sent_at > $2 - interval '\(Int(LiveActivityLifetime.updatable)) seconds'
+                  AND to_timestamp(valid.started_at) >= a.sent_at - interval '\(Int(AwaitingToken.allowedClockSkew)) seconds'
+                RETURNING a.app_id, a.channel_id, a.name, a.held_push_id, valid.token),
+            released AS (
+                INSERT INTO held_releases (app_id, channel_id, name, push_id, token, released_at)
+                SELECT app_id, channel_id, name, held_push_id, token, $2 FROM awaited WHERE held_push_id IS NOT NULL
+                ON CONFLICT (app_id, channel_id, name) DO UPDATE SET
+                    push_id = EXCLUDED.push_id, token = EXCLUDED.token, released_at = EXCLUDED.released_at,
+                    attempts = 0, claimed_by = NULL, lease_expires_at = NULL
+                RETURNING app_id, channel_id, name)
+            SELECT v.app_id, v.channel_id, v.name,
+                   EXISTS (SELECT 1 FROM awaited w WHERE w.app_id = v.app_id AND w.channel_id = v.channel_id AND w.name = v.name),
+                   EXISTS (SELECT 1 FROM known k WHERE k.app_id = v.app_id AND k.channel_id = v.channel_id AND k.name = v.name),
+                   EXISTS (SELECT 1 FROM released r WHERE r.app_id = v.app_id AND r.channel_id = v.channel_id AND r.name = v.name)
+            FROM valid v
             """
         var rows: String
         var now: Date
 
-        func decodeRow(_ row: PostgresRow) throws -> (Int64, UUID) { try row.decode((Int64, UUID).self) }
+        /// One row of the result: the activity and what its write did.
+        struct Written {
+            var appID: Int64
+            var channelID: UUID
+            var name: String
+            var write: ActivityTokenWrite
+        }
+
+        func decodeRow(_ row: PostgresRow) throws -> Written {
+            let (appID, channelID, name, awaited, known, released) = try row.decode((Int64, UUID, String, Bool, Bool, Bool).self)
+            return Written(
+                appID: appID, channelID: channelID, name: name,
+                write: ActivityTokenWrite(found: true, awaited: awaited, known: known, released: released))
+        }
     }
 
     /// A channel of an app.

@@ -21,7 +21,7 @@ import Testing
             "attributes": {"home": "Foxes", "away": "Tigers"}, "attributes_type": "MatchAttributes",
             "name": "match-42", "event": "start"
             """#, timestamp: 1_790_000_001)
-        #expect(payload.body == #"{"aps":{"timestamp":1790000001,"event":"start","content-state":{"home":0,"Away":0,"odds":0.941,"big":123456789012345678901234},"attributes-type":"MatchAttributes","attributes":{"home":"Foxes","away":"Tigers"},"input-push-token":1,"alert":{"title":"Kick-off","body":"Foxes v Tigers","sound":"whistle.caf"},"stale-date":1800000000,"dismissal-date":1800003600,"relevance-score":75.0}}"#)
+        #expect(payload.body == #"{"aps":{"timestamp":1790000001,"event":"start","content-state":{"home":0,"Away":0,"odds":0.941,"big":123456789012345678901234},"attributes-type":"MatchAttributes","attributes":{"home":"Foxes","away":"Tigers","activityName":"match-42"},"input-push-token":1,"alert":{"title":"Kick-off","body":"Foxes v Tigers","sound":"whistle.caf"},"stale-date":1800000000,"dismissal-date":1800003600,"relevance-score":75.0}}"#)
         #expect(payload.pushType == .liveActivity)
         #expect(payload.priority == .conservingPower)
         #expect(payload.collapseID == nil)
@@ -92,7 +92,7 @@ import Testing
     static let operationID = UUID(uuidString: "1B7F0000-1111-4222-8333-444455556666")!
 
     @Test func countsDefaultToZero() {
-        #expect(PushCounts().json.text == #"{"targets":0,"sent":0,"failed":{},"downgraded_priority":0,"skipped_ended":0,"skipped_already_active":0,"skipped_start_budget":0,"superseded":0,"tokens_pruned":0}"#)
+        #expect(PushCounts().json.text == #"{"targets":0,"sent":0,"failed":{},"downgraded_priority":0,"skipped_ended":0,"skipped_already_active":0,"skipped_start_budget":0,"skipped_awaiting_token":0,"held_awaiting_token":0,"delivered_after_token":0,"expired_awaiting_token":0,"superseded":0,"tokens_pruned":0}"#)
         #expect(PushCounts(.object([])) == PushCounts())
         #expect(PushCounts(.null) == PushCounts())
     }
@@ -109,7 +109,7 @@ import Testing
         counts.superseded = 8
         counts.tokensPruned = 9
         // Failure reasons are written in order.
-        #expect(counts.json.text == #"{"targets":10,"sent":7,"failed":{"BadDeviceToken":2,"Unregistered":1},"downgraded_priority":3,"skipped_ended":4,"skipped_already_active":5,"skipped_start_budget":6,"superseded":8,"tokens_pruned":9}"#)
+        #expect(counts.json.text == #"{"targets":10,"sent":7,"failed":{"BadDeviceToken":2,"Unregistered":1},"downgraded_priority":3,"skipped_ended":4,"skipped_already_active":5,"skipped_start_budget":6,"skipped_awaiting_token":0,"held_awaiting_token":0,"delivered_after_token":0,"expired_awaiting_token":0,"superseded":8,"tokens_pruned":9}"#)
         #expect(PushCounts(counts.json) == counts)
         #expect(PushCounts(try PushInput.json(counts.json.text)) == counts)
         // Absent counts are zero.
@@ -126,7 +126,7 @@ import Testing
             startedAt: nil, finishedAt: nil, counts: PushCounts(), request: request
         )
         #expect(report.json["live_activity"] == nil)
-        #expect(report.json.text == #"{"push_id":"9adb1c2e-4f5a-4b6c-8d7e-0f1a2b3c4d5e","operation_id":"1b7f0000-1111-4222-8333-444455556666","state":"queued","kind":"alert","priority":10,"accepted_at":"2026-09-21T14:13:20","started_at":null,"finished_at":null,"counts":{"targets":0,"sent":0,"failed":{},"downgraded_priority":0,"skipped_ended":0,"skipped_already_active":0,"skipped_start_budget":0,"superseded":0,"tokens_pruned":0},"request":{"audience":"all","device_types":["ios"],"notification":{"alert":"hi"}}}"#)
+        #expect(report.json.text == #"{"push_id":"9adb1c2e-4f5a-4b6c-8d7e-0f1a2b3c4d5e","operation_id":"1b7f0000-1111-4222-8333-444455556666","state":"queued","kind":"alert","priority":10,"accepted_at":"2026-09-21T14:13:20","started_at":null,"finished_at":null,"counts":{"targets":0,"sent":0,"failed":{},"downgraded_priority":0,"skipped_ended":0,"skipped_already_active":0,"skipped_start_budget":0,"skipped_awaiting_token":0,"held_awaiting_token":0,"delivered_after_token":0,"expired_awaiting_token":0,"superseded":0,"tokens_pruned":0},"request":{"audience":"all","device_types":["ios"],"notification":{"alert":"hi"}}}"#)
     }
 
     @Test func aLiveActivityReport() throws {

@@ -222,7 +222,7 @@ enum PushInput {
             event: .start, name: "match-42",
             contentState: try PushInput.json(#"{"home": 0, "away": 0, "odds": 0.941}"#),
             attributesType: "MatchAttributes",
-            attributes: try PushInput.json(#"{"home": "Foxes", "away": "Tigers"}"#),
+            attributes: try PushInput.json(#"{"home": "Foxes", "away": "Tigers", "activityName": "match-42"}"#),
             alert: try PushInput.json(#"{"title": "Kick-off", "body": "Foxes v Tigers", "sound": "whistle.caf"}"#),
             priority: .conservingPower, staleDate: 1_800_000_000, dismissalDate: 1_800_003_600, relevanceScore: .number("75.50"),
             timestamp: 1_790_000_000
@@ -243,6 +243,16 @@ enum PushInput {
         let attributes = #""event": "start", "name": "n", "attributes_type": "T", "attributes": {"a": 1}"#
         #expect(try Self.refusal(attributes + #", "alert": {"body": "b"}"#) == InvalidField("\(Self.path).content_state", "content_state is required for event start"))
         #expect(try Self.refusal(attributes + #", "content_state": {"s": 1}"#) == InvalidField("\(Self.path).alert", "an alert is required for event start: APNs needs one to start an activity"))
+    }
+
+    /// The app tracks a pushed-to-start activity under `attributes.activityName`: Blimp sets it to the name, and one
+    /// the sender gives must be the name.
+    @Test func startCarriesItsNameInItsAttributes() throws {
+        let named = #""event": "start", "name": "n", "attributes_type": "T", "content_state": {"s": 1}, "alert": {"body": "b"}"#
+        #expect(try Self.activity(named + #", "attributes": {"a": 1, "activityName": "n"}"#).attributes?.text == #"{"a":1,"activityName":"n"}"#)
+        #expect(try Self.refusal(named + #", "attributes": {"activityName": "m"}"#) == InvalidField(
+            "\(Self.path).attributes.activityName", "activityName must equal the name: the app tracks the activity under it"))
+        #expect(try Self.refusal(named + #", "attributes": {"activityName": 1}"#)?.path == "\(Self.path).attributes.activityName")
     }
 
     @Test func updateNeedsContentStateAndNoAttributes() throws {
