@@ -2,9 +2,10 @@ import BlimpTestSupport
 import Foundation
 import Testing
 
-/// An activity's state through real processes (`blimp api`, `blimp worker`, `blimp apns-sim`): a phone reports its
-/// activity (active), an update goes through the worker to the simulator (its last update shows APNs's answer), an
-/// end ends it (by a push) and, past its dismissal date, it is dismissed, each seen through `GET /api/live_activities`.
+/// An activity's state through real processes (`blimp api`, `blimp worker`, `blimp apns-sim`), each seen through
+/// `GET /api/live_activities`: a phone reports its activity (active), an update goes through the worker to the
+/// simulator (its last update shows APNs's answer), an end ends it (by a push) and, past its dismissal date, it is
+/// dismissed; and a start sent by push-to-start awaits its token, holding an update, until the phone reports it.
 @Suite(.enabled(if: TestDatabase.isEnabled)) struct LiveActivityStateProcessTests {
     @Test func anActivityGoesActiveThenEndedThenDismissed() async throws {
         try await TestDatabase.withFreshDatabase { url, _ in
@@ -18,6 +19,59 @@ import Testing
                 await deployment.stop()
             }
         }
+    }
+
+    @Test func aStartByPushAwaitsItsTokenThenGoesActive() async throws {
+        try await TestDatabase.withFreshDatabase { url, _ in
+            try await withTemporaryFolder { folder in
+                let deployment = try await ProcessDeployment(database: url, in: folder)
+                do {
+                    try await Self.awaitToken(deployment)
+                } catch {
+                    Issue.record(error)
+                }
+                await deployment.stop()
+            }
+        }
+    }
+
+    static func awaitToken(_ deployment: ProcessDeployment) async throws {
+        let phone = try await deployment.phones.register(tags: [])
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        try await deployment.phones.report(phone, [
+            ["action": "set", "type": "start_token", "attributes_type": "MatchAttributes", "token": phone.token, "action_ts_ms": now]
+        ])
+        let start = try await Self.push(deployment, """
+            "event": "start", "name": "final", "attributes_type": "MatchAttributes", "attributes": {"home": "Foxes"},
+            "content_state": {"home": 0}, "alert": {"title": "Kick-off", "body": "Foxes v Tigers"}
+            """)
+        var (counts, activity) = try await Self.activity(deployment)
+        #expect(counts["awaiting_token"] == 1, "\(counts)")
+        #expect((activity["state"] as? String, activity["token"] is NSNull) == ("awaiting_token", true), "\(activity)")
+        var last = try #require(activity["last_update"] as? [String: Any], "\(activity)")
+        #expect((last["push_id"] as? String, last["event"] as? String, last["status"] as? Int) == (start, "start", 200))
+
+        // An update meanwhile is held for the activity.
+        let update = try await Self.push(deployment, #""event": "update", "name": "final", "content_state": {"home": 1}"#)
+        (counts, activity) = try await Self.activity(deployment)
+        #expect(activity["state"] as? String == "awaiting_token")
+        #expect((activity["held_push"] as? [String: Any])?["push_id"] as? String == update, "\(activity)")
+
+        // The phone reports the started activity's token: the held update goes out to it.
+        let token = ConsoleBrowserTests.randomHex(32)
+        try await deployment.phones.report(phone, [
+            ["action": "set", "type": "update_token", "id": UUID().uuidString, "name": "final", "token": token,
+             "start_ts_ms": Int64(Date().timeIntervalSince1970 * 1000), "action_ts_ms": Int64(Date().timeIntervalSince1970 * 1000)]
+        ])
+        let deadline = ContinuousClock.now + .seconds(30)
+        while (activity["last_update"] as? [String: Any])?["push_id"] as? String != update, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(250))
+            (counts, activity) = try await Self.activity(deployment)
+        }
+        #expect((activity["state"] as? String, activity["token"] as? String) == ("active", token), "\(activity)")
+        last = try #require(activity["last_update"] as? [String: Any], "\(activity)")
+        #expect((last["push_id"] as? String, last["event"] as? String, last["status"] as? Int) == (update, "update", 200))
+        #expect(counts["active"] == 1 && counts["awaiting_token"] == 0, "\(counts)")
     }
 
     static func run(_ deployment: ProcessDeployment) async throws {
