@@ -162,7 +162,7 @@ enum LiveActivityRecords {
         func record(now: Date) -> LiveActivityRecord? {
             guard let standing = self.facts.standing(at: now) else { return nil }
             let tracked = !standing.awaitsToken
-            let held = zip(self.heldPushID, self.heldTimestamp).map { LiveActivityRecord.HeldPush(pushID: $0, timestamp: $1) }
+            let held = both(self.heldPushID, self.heldTimestamp).map { LiveActivityRecord.HeldPush(pushID: $0, timestamp: $1) }
             return LiveActivityRecord(
                 name: self.name, id: tracked ? self.id : nil, token: tracked ? self.token : nil, standing: standing,
                 updatedAt: tracked ? Self.date(self.updatedAt) : nil, staleDate: Self.date(self.staleDate),
@@ -183,8 +183,8 @@ enum LiveActivityRecords {
     }
 }
 
-/// `zip` of two optionals: both values, or `nil`.
-private func zip<A, B>(_ a: A?, _ b: B?) -> (A, B)? {
+/// Both values, or `nil` when either is.
+private func both<A, B>(_ a: A?, _ b: B?) -> (A, B)? {
     guard let a, let b else { return nil }
     return (a, b)
 }
