@@ -493,3 +493,16 @@ ALTER TABLE pushes ADD COLUMN expired_awaiting_token integer NOT NULL DEFAULT 0;
 -- `apns-unique-id`, which APNs's sandbox answers with: the key of the delivery log in Apple's Push Notifications
 -- Console.
 ALTER TABLE delivery_outcomes ADD COLUMN apns_unique_id uuid;
+
+-- version 15, no transaction: each Live Activity's state, listed by name
+-- `GET /api/live_activities?name=` pages a name's activities in channel order, each page a range of an index per
+-- state: live_activities_active_by_name and live_activities_ended_by_name hold the active and ended ones, these the
+-- ones the device removed and the starts that expired awaiting their token. Partial, so that neither registration's
+-- token writes nor the fan-out's writes add entries to them: only a removal (and the janitor's expiry) does. Each is
+-- dropped first, so that a build that failed midway (leaving an invalid index) is built again.
+DROP INDEX CONCURRENTLY IF EXISTS live_activities_removed_by_name;
+CREATE INDEX CONCURRENTLY live_activities_removed_by_name
+    ON live_activities (app_id, name, channel_id) WHERE state = 'removed';
+DROP INDEX CONCURRENTLY IF EXISTS awaiting_activities_expired_by_name;
+CREATE INDEX CONCURRENTLY awaiting_activities_expired_by_name
+    ON awaiting_activities (app_id, name, channel_id) WHERE state = 'expired';

@@ -64,6 +64,7 @@ public enum APIServer {
         // Server API (the master secret).
         ChannelController(auth: auth, channels: stores.channels, publicURL: publicURL).addRoutes(to: api)
         NamedUserController(auth: auth, namedUsers: stores.namedUsers, publicURL: publicURL).addRoutes(to: api)
+        LiveActivityController(auth: auth, channels: stores.channels, publicURL: publicURL).addRoutes(to: api)
         PushController(
             auth: auth, intake: stores.intake, reports: stores.reports, control: stores.control, publicURL: publicURL,
             now: configuration.now

@@ -41,7 +41,7 @@ public struct Console: Sendable {
         ChannelsPage(gate: gate, console: stores.console, renderer: renderer).addRoutes(to: app)
         ChannelPage(gate: gate, channels: stores.channels, console: stores.console, renderer: renderer).addRoutes(to: app)
         ActivitiesPage(gate: gate, console: stores.console, renderer: renderer).addRoutes(to: app)
-        ActivityPage(gate: gate, console: stores.console, reports: stores.reports, renderer: renderer).addRoutes(to: app)
+        ActivityPage(gate: gate, channels: stores.channels, reports: stores.reports, renderer: renderer).addRoutes(to: app)
         PushesPage(gate: gate, reports: stores.reports, renderer: renderer).addRoutes(to: app)
         PushPage(
             gate: gate, reports: stores.reports, control: stores.control, dispatch: stores.dispatch, renderer: renderer

@@ -4,6 +4,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import PostgresNIO
 import Testing
 
 @testable import BlimpAPI
@@ -129,6 +130,39 @@ import Testing
             let found = try await Self.get(
                 client, "/console/app/\(harness.scores.app.appKey)/channels?by=tag&group=device&q=%3Cscript%3Ealert(1)%3C%2Fscript%3E", cookie: session)
             #expect(found.text.contains("/channels/\(id)"))
+        }
+    }
+
+    /// The channel page shows each activity's state (one awaiting its token, without a token) and when each
+    /// push-to-start token was last reported; the name's page counts its activities by state and lists its channels.
+    @Test func activitiesShowTheirStateAndStartTokensWhenLastReported() async throws {
+        try await APIHarness.run { harness, client in
+            let id = try await ServerAPITests.register(client, harness.scores)
+            let ms = Int64(harness.clock.now.timeIntervalSince1970 * 1000)
+            let batch = """
+                {"live_activities": [{"action": "set", "type": "start_token", "attributes_type": "MatchAttributes",
+                  "token": "\(String(repeating: "cd", count: 32))", "action_ts_ms": \(ms)}]}
+                """
+            let appSecret = APIHarness.basic(harness.scores.app.appKey, harness.scores.credentials.appSecret)
+            #expect(try await client.send(.put, "/api/channels/sdk/batch/\(id)?platform=ios", appSecret, batch).status == .ok)
+            try await harness.database.query(
+                """
+                INSERT INTO awaiting_activities (app_id, channel_id, name, start_push_id, sent_at)
+                VALUES (\(harness.scores.app.id), \(UUID(uuidString: id)!), 'final', \(UUID()), \(harness.clock.now))
+                """, logger: TestDatabase.logger)
+            harness.clock.advance(by: 7200)
+            let session = try await Self.signIn(client, harness.scores)
+            let base = "/console/app/\(harness.scores.app.appKey)"
+            let channel = try await Self.get(client, "\(base)/channels/\(id)", cookie: session)
+            #expect(channel.status == .ok)
+            #expect(channel.text.contains(#"<span class="state state-awaiting_token">awaiting_token</span>"#))
+            #expect(channel.text.contains("Last reported by the device"))
+            #expect(channel.text.contains("2 h 0 min ago"))
+            let name = try await Self.get(client, "\(base)/activities/final", cookie: session)
+            #expect(name.status == .ok)
+            #expect(name.text.contains(#"id="activity-channels""#))
+            #expect(name.text.contains("/channels/\(id)"))
+            #expect(name.text.contains(#"<h2 class="state state-awaiting_token">awaiting_token</h2><p class="big">1</p>"#))
         }
     }
 

@@ -179,10 +179,10 @@ struct DeviceAPI {
         guard status == 200, answer["skipped"] == nil else { throw CLIExpectationFailed("batch for \(phone.channel) answered \(status): \(answer)") }
     }
 
-    /// `PUT /api/channels/sdk/batch/{channel}` with these `live_activities` entries only.
-    func report(_ entries: [[String: Any]], on channel: String) async throws {
-        let (status, answer) = try await self.send("PUT", "/api/channels/sdk/batch/\(channel)?platform=ios", ["live_activities": entries])
-        guard status == 200, answer["skipped"] == nil else { throw CLIExpectationFailed("batch for \(channel) answered \(status): \(answer)") }
+    /// `PUT /api/channels/sdk/batch/{channel}` with these Live Activity entries alone.
+    func report(_ phone: Phone, _ entries: [[String: Any]]) async throws {
+        let (status, answer) = try await self.send("PUT", "/api/channels/sdk/batch/\(phone.channel)?platform=ios", ["live_activities": entries])
+        guard status == 200, answer["skipped"] == nil else { throw CLIExpectationFailed("batch for \(phone.channel) answered \(status): \(answer)") }
     }
 
     /// `POST /api/contacts/identify/v2`: the channel becomes the named user's.

@@ -16,8 +16,7 @@ import Testing
                 let now = Int(Date().timeIntervalSince1970 * 1000)
                 let startToken = ConsoleBrowserTests.randomHex(40)
                 try await phones.report(
-                    [["action": "set", "type": "start_token", "attributes_type": "MatchAttributes", "token": startToken, "action_ts_ms": now]],
-                    on: phone.channel)
+                    phone, [["action": "set", "type": "start_token", "attributes_type": "MatchAttributes", "token": startToken, "action_ts_ms": now]])
                 let audience = #"{"ios_channel": "\#(phone.channel)"}"#
 
                 let start = try await Self.push(
@@ -33,9 +32,9 @@ import Testing
 
                 // The app wakes and tracks the activity under attributes.activityName: the SDK reports its token.
                 try await phones.report(
+                    phone,
                     [["action": "set", "type": "update_token", "id": UUID().uuidString, "name": "match-7", "token": phone.token,
-                      "start_ts_ms": Int(Date().timeIntervalSince1970 * 1000), "action_ts_ms": Int(Date().timeIntervalSince1970 * 1000)]],
-                    on: phone.channel)
+                      "start_ts_ms": Int(Date().timeIntervalSince1970 * 1000), "action_ts_ms": Int(Date().timeIntervalSince1970 * 1000)]])
                 let delivered = try await Self.counts(of: update, on: deployment, until: \.deliveredAfterToken, is: 1)
                 #expect(delivered != nil)
                 let received = try await Self.deliveries(to: phone.token, on: deployment)

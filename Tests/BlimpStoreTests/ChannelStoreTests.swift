@@ -142,7 +142,9 @@ import Testing
                 ),
                 channelID: id, appID: app.id
             )
-            #expect(try await store.lookup(channelID: id, appID: app.id)?.liveActivities == [])
+            // The removal stays on record: ended on the device, without its token.
+            let removed = try #require(try await store.lookup(channelID: id, appID: app.id)?.liveActivities.first)
+            #expect((removed.state, removed.standing.endedBy, removed.token) == (.ended, .device, nil))
         }
     }
 
@@ -180,12 +182,12 @@ import Testing
         }
     }
 
-    @Test func activitiesEndAfterEightHoursAndGoAfterTwelve() async throws {
+    @Test func activitiesExpireAfterEightHoursAndGoAfterTwelve() async throws {
         try await self.withStore { store, app, clock in
             let (id, _) = try await store.register(try self.registration(#"{"device_type": "ios"}"#), appID: app.id)
             try await store.apply(self.batch(self.set("match", id: "a1", token: 1, at: 100)), channelID: id, appID: app.id)
             clock.set(Self.start.addingTimeInterval(8 * 3600 + 1))
-            #expect(try await store.lookup(channelID: id, appID: app.id)?.liveActivities.map(\.state) == [.ended])
+            #expect(try await store.lookup(channelID: id, appID: app.id)?.liveActivities.map(\.state) == [.expired])
             #expect(try await store.deleteExpiredActivities() == 0)
             clock.set(Self.start.addingTimeInterval(12 * 3600 + 1))
             #expect(try await store.lookup(channelID: id, appID: app.id)?.liveActivities == [])

@@ -3,8 +3,9 @@ import BlimpStore
 import Foundation
 import Hummingbird
 
-/// One channel: its tags by group, named user, attributes and flags, each Live Activity it tracks with its state and
-/// last APNs outcomes, and its push-to-start tokens.
+/// One channel: its tags by group, named user, attributes and flags, each Live Activity on record with its state
+/// (awaiting its token included), last update and last APNs outcomes, and its push-to-start tokens with when the device
+/// last reported each.
 struct ChannelPage: Sendable {
     let gate: ConsoleGate
     let channels: ChannelStore
@@ -23,11 +24,18 @@ struct ChannelPage: Sendable {
             let name: String
             let link: String
             let state: String
+            /// How it ended, when it did: `by a push` or `on the device`.
+            let ended: String?
             let age: String
-            let token: String
+            /// The update token's prefix; `nil` while awaiting it or once the device removed the activity.
+            let token: String?
+            let lastUpdate: LastUpdate?
+            let priority10: Int
             let outcomes: [Outcome]
         }
-        struct StartToken: Sendable { let type: String, token: String, outcomes: [Outcome] }
+        /// The activity's last update: what APNs answered, with `apns-unique-id` when it gave one.
+        struct LastUpdate: Sendable { let event: String, status: String, ok: Bool, at: String, pushLink: String, uniqueID: String? }
+        struct StartToken: Sendable { let type: String, token: String, reported: String, outcomes: [Outcome] }
 
         let channelID: String
         let installed: Bool
@@ -78,15 +86,12 @@ struct ChannelPage: Sendable {
         let groups = record.tagGroups.keys.sorted().map { View.Group(group: $0, tags: record.tagGroups[$0] ?? []) }
         let attributes = record.attributes.keys.sorted().map { View.Attribute(key: $0, value: Self.text(record.attributes[$0] ?? .null)) }
         let activities = record.liveActivities.map { activity in
-            let expired = activity.state == .active && !LiveActivityLifetime.isUpdatable(startedAt: activity.startedAt, now: now)
-            return View.Activity(
-                name: activity.name, link: "\(base)/activities/\(Paths.encode(activity.name))",
-                state: expired ? "expired" : activity.state.rawValue, age: Format.age(activity.startedAt, now: now),
-                token: Format.tokenPrefix(activity.token), outcomes: outcomesOf(activity.token))
+            Self.view(activity: activity, base: base, now: now, outcomes: activity.token.map(outcomesOf) ?? [])
         }
         let startTokens = record.pushToStartTokens.keys.sorted().map { type in
             let token = record.pushToStartTokens[type] ?? ""
-            return View.StartToken(type: type, token: Format.tokenPrefix(token), outcomes: outcomesOf(token))
+            let reported = record.pushToStartTokensUpdated[type].map { Format.age($0, now: now) + " ago" } ?? "never"
+            return View.StartToken(type: type, token: Format.tokenPrefix(token), reported: reported, outcomes: outcomesOf(token))
         }
         return View(
             channelID: record.channelID.lowercaseString, installed: record.installed, optIn: record.optIn,
@@ -96,6 +101,29 @@ struct ChannelPage: Sendable {
             created: Format.time(record.created), registered: Format.time(record.lastRegistration),
             groups: groups, hasGroups: !groups.isEmpty, attributes: attributes, hasAttributes: !attributes.isEmpty,
             activities: activities, hasActivities: !activities.isEmpty, startTokens: startTokens, hasStartTokens: !startTokens.isEmpty)
+    }
+
+    /// An activity's row, here and on its name's page.
+    static func view(activity: LiveActivityRecord, base: String, now: Date, outcomes: [View.Outcome] = []) -> View.Activity {
+        View.Activity(
+            name: activity.name, link: "\(base)/activities/\(Paths.encode(activity.name))",
+            state: activity.state.rawValue, ended: Self.ended(activity.standing.endedBy),
+            age: Format.age(activity.standing.startedAt, now: now), token: activity.token.map(Format.tokenPrefix),
+            lastUpdate: activity.lastUpdate.map { last in
+                View.LastUpdate(
+                    event: last.event.rawValue, status: Format.status(last.status, reason: last.reason), ok: last.status == 200,
+                    at: Format.age(last.sentAt, now: now) + " ago", pushLink: "\(base)/pushes/\(last.pushID.lowercaseString)",
+                    uniqueID: last.apnsUniqueID?.lowercaseString)
+            },
+            priority10: activity.priority10SendsThisHour, outcomes: outcomes)
+    }
+
+    private static func ended(_ end: LiveActivityEnd?) -> String? {
+        switch end {
+        case .push: "by a push"
+        case .device: "on the device"
+        case nil: nil
+        }
     }
 
     /// An attribute's value as JSON text.
@@ -128,9 +156,11 @@ struct ChannelPage: Sendable {
         <section class="card">
           <h2>Live Activities</h2>
           {{#hasActivities}}<div class="scroll"><table id="live-activities">
-            <thead><tr><th scope="col">Name</th><th scope="col">State</th><th scope="col">Started</th><th scope="col">Token</th><th scope="col">Last APNs outcomes</th></tr></thead>
-            <tbody>{{#activities}}<tr><td><a href="{{link}}">{{name}}</a></td><td><span class="state state-{{state}}">{{state}}</span></td>
-              <td>{{age}} ago</td><td class="mono">{{token}}</td>
+            <thead><tr><th scope="col">Name</th><th scope="col">State</th><th scope="col">Started</th><th scope="col">Token</th><th scope="col">Last update</th><th scope="col">Priority 10 this hour</th><th scope="col">Last APNs outcomes</th></tr></thead>
+            <tbody>{{#activities}}<tr><td><a href="{{link}}">{{name}}</a></td><td><span class="state state-{{state}}">{{state}}</span>{{#ended}} <span class="muted">{{ended}}</span>{{/ended}}</td>
+              <td>{{age}} ago</td><td class="mono">{{#token}}{{token}}{{/token}}{{^token}}<span class="muted">none</span>{{/token}}</td>
+              <td>{{#lastUpdate}}<a class="outcome {{#ok}}ok{{/ok}}" href="{{pushLink}}">{{event}}: {{status}} · {{at}}</a>{{#uniqueID}} <span class="mono muted" title="apns-unique-id">{{uniqueID}}</span>{{/uniqueID}}{{/lastUpdate}}{{^lastUpdate}}<span class="muted">none yet</span>{{/lastUpdate}}</td>
+              <td>{{priority10}}</td>
               <td>{{#outcomes}}<a class="outcome {{#ok}}ok{{/ok}}" href="{{pushLink}}">{{status}} · {{at}}</a> {{/outcomes}}{{^outcomes}}<span class="muted">none yet</span>{{/outcomes}}</td></tr>{{/activities}}</tbody>
           </table></div>{{/hasActivities}}
           {{^hasActivities}}<p class="muted">This channel tracks no Live Activity.</p>{{/hasActivities}}
@@ -138,8 +168,8 @@ struct ChannelPage: Sendable {
         <section class="card">
           <h2>Push-to-start tokens</h2>
           {{#hasStartTokens}}<div class="scroll"><table id="push-to-start">
-            <thead><tr><th scope="col">Attributes type</th><th scope="col">Token</th><th scope="col">Last APNs outcomes</th></tr></thead>
-            <tbody>{{#startTokens}}<tr><td>{{type}}</td><td class="mono">{{token}}</td>
+            <thead><tr><th scope="col">Attributes type</th><th scope="col">Token</th><th scope="col">Last reported by the device</th><th scope="col">Last APNs outcomes</th></tr></thead>
+            <tbody>{{#startTokens}}<tr><td>{{type}}</td><td class="mono">{{token}}</td><td>{{reported}}</td>
               <td>{{#outcomes}}<a class="outcome {{#ok}}ok{{/ok}}" href="{{pushLink}}">{{status}} · {{at}}</a> {{/outcomes}}{{^outcomes}}<span class="muted">none yet</span>{{/outcomes}}</td></tr>{{/startTokens}}</tbody>
           </table></div>{{/hasStartTokens}}
           {{^hasStartTokens}}<p class="muted">No push-to-start tokens.</p>{{/hasStartTokens}}

@@ -72,8 +72,8 @@ enum ConsoleAssets {
         .state { font-weight: 600; }
         .state-done, .state-active { color: var(--ok); }
         .state-failed, .state-cancelled { color: var(--bad); }
-        .state-queued, .state-sending, .state-expired, .state-superseded { color: var(--warn); }
-        .state-ended { color: var(--muted); }
+        .state-queued, .state-sending, .state-expired, .state-superseded, .state-stale, .state-awaiting_token { color: var(--warn); }
+        .state-ended, .state-dismissed { color: var(--muted); }
         .outcome { display: inline-block; font-size: .85rem; color: var(--bad); margin-right: .4rem; }
         .outcome.ok { color: var(--ok); }
         pre.json { background: #f3f5f8; border-radius: 6px; padding: .75rem; white-space: pre-wrap; word-break: break-all; margin: 0; }

@@ -1,7 +1,7 @@
 import Foundation
 
 /// A channel as the server API shows it (`GET /api/channels/{id}`): Airship's channel object plus Blimp's
-/// `live_activities` and `push_to_start_tokens` (reference: airship-api.md §2.1).
+/// `live_activities`, `push_to_start_tokens` and `push_to_start_tokens_updated` (reference: airship-api.md §2.1).
 public struct ChannelRecord: Sendable, Equatable, Encodable {
     public var channelID: UUID
     public var installed: Bool
@@ -19,15 +19,18 @@ public struct ChannelRecord: Sendable, Equatable, Encodable {
     public var timezone: String?
     public var frequentPushesEnabled: Bool
     public var attributes: [String: JSONValue]
-    public var liveActivities: [TrackedLiveActivity]
+    public var liveActivities: [LiveActivityRecord]
     /// Push-to-start tokens by `ActivityAttributes` type.
     public var pushToStartTokens: [String: String]
+    /// When the device last reported each push-to-start token, by type: a token the device stopped refreshing shows.
+    public var pushToStartTokensUpdated: [String: Date]
 
     public init(
         channelID: UUID, installed: Bool, optIn: Bool, background: Bool, pushAddress: String?, created: Date,
         lastRegistration: Date, namedUserID: String?, alias: String?, tagGroups: [String: [String]], badge: Int?,
         quietTime: ChannelRegistration.QuietTime?, timezone: String?, frequentPushesEnabled: Bool,
-        attributes: [String: JSONValue], liveActivities: [TrackedLiveActivity], pushToStartTokens: [String: String]
+        attributes: [String: JSONValue], liveActivities: [LiveActivityRecord], pushToStartTokens: [String: String],
+        pushToStartTokensUpdated: [String: Date] = [:]
     ) {
         self.channelID = channelID
         self.installed = installed
@@ -46,6 +49,7 @@ public struct ChannelRecord: Sendable, Equatable, Encodable {
         self.attributes = attributes
         self.liveActivities = liveActivities
         self.pushToStartTokens = pushToStartTokens
+        self.pushToStartTokensUpdated = pushToStartTokensUpdated
     }
 
     enum CodingKeys: String, CodingKey {
@@ -59,6 +63,7 @@ public struct ChannelRecord: Sendable, Equatable, Encodable {
         case tagGroups = "tag_groups"
         case liveActivities = "live_activities"
         case pushToStartTokens = "push_to_start_tokens"
+        case pushToStartTokensUpdated = "push_to_start_tokens_updated"
     }
 
     enum IOSKeys: String, CodingKey {
@@ -89,49 +94,7 @@ public struct ChannelRecord: Sendable, Equatable, Encodable {
         try container.encode(self.attributes, forKey: .attributes)
         try container.encode(self.liveActivities, forKey: .liveActivities)
         try container.encode(self.pushToStartTokens, forKey: .pushToStartTokens)
-    }
-}
-
-/// A Live Activity tracked on a channel, as lookups show it.
-public struct TrackedLiveActivity: Sendable, Equatable, Encodable {
-    public var name: String
-    /// ActivityKit's `Activity.id`.
-    public var id: String
-    public var token: String
-    public var startedAt: Date
-    public var updatedAt: Date
-    public var state: State
-
-    /// Where a tracked activity stands.
-    public enum State: String, Sendable, Codable {
-        case active
-        /// By an `end` push, or by the system 8 hours after the start.
-        case ended
-    }
-
-    public init(name: String, id: String, token: String, startedAt: Date, updatedAt: Date, state: State) {
-        self.name = name
-        self.id = id
-        self.token = token
-        self.startedAt = startedAt
-        self.updatedAt = updatedAt
-        self.state = state
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case name, id, token, state
-        case startedAt = "started_at"
-        case updatedAt = "updated_at"
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(self.name, forKey: .name)
-        try container.encode(self.id, forKey: .id)
-        try container.encode(self.token, forKey: .token)
-        try container.encode(AirshipDate.format(self.startedAt), forKey: .startedAt)
-        try container.encode(AirshipDate.format(self.updatedAt), forKey: .updatedAt)
-        try container.encode(self.state, forKey: .state)
+        try container.encode(self.pushToStartTokensUpdated.mapValues { AirshipDate.format($0) }, forKey: .pushToStartTokensUpdated)
     }
 }
 

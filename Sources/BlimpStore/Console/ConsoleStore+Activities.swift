@@ -14,10 +14,6 @@ public struct ActivityNameSummary: Sendable, Equatable {
     public var lastPushEvent: String?
     public var lastPushAt: Date?
 
-    public init(name: String) {
-        self.name = name
-    }
-
     init(
         name: String, active: Int?, ended: Int?, expired: Int?, lastPushID: UUID?, lastPushState: PushState?,
         lastPushEvent: String?, lastPushAt: Date?
@@ -40,15 +36,6 @@ extension ConsoleStore {
             SELECT \(unescaped: Self.summaryColumns) FROM (SELECT name FROM names ORDER BY name LIMIT \(limit)) n
             \(unescaped: Self.summaryJoins(appID: appID)) ORDER BY n.name
             """)
-    }
-
-    /// One name's summary, whether or not any channel tracks it or any push went to it.
-    public func activityName(_ name: String, appID: Int64) async throws(StoreError) -> ActivityNameSummary {
-        try await self.summaries(
-            """
-            SELECT \(unescaped: Self.summaryColumns) FROM (SELECT \(name)::text AS name) n \(unescaped: Self.summaryJoins(appID: appID))
-            """
-        ).first ?? ActivityNameSummary(name: name)
     }
 
     private static let summaryColumns = "n.name, r.active::int, r.ended::int, r.expired::int, p.push_id, p.state, p.event, p.accepted_at"

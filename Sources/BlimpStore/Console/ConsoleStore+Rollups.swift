@@ -66,7 +66,8 @@ extension ConsoleStore {
                 INSERT INTO activity_name_rollups (app_id, name, active, ended, expired, computed_at)
                 SELECT app_id, name,
                        count(*) FILTER (WHERE state = 'active' AND started_at > \(updatable)),
-                       count(*) FILTER (WHERE state = 'ended'),
+                       -- Ended and not yet dismissed: the janitor keeps dismissed activities until their 12 hours.
+                       count(*) FILTER (WHERE state = 'ended' AND (dismiss_at IS NULL OR dismiss_at >= \(now))),
                        count(*) FILTER (WHERE state = 'active' AND started_at <= \(updatable)),
                        \(now)
                 FROM live_activities

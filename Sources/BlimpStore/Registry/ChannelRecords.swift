@@ -3,8 +3,8 @@ import Foundation
 import Logging
 import PostgresNIO
 
-/// Reads whole ``ChannelRecord``s for a set of channels in one query: each channel's tags, activities and
-/// push-to-start tokens come along as JSON.
+/// Reads whole ``ChannelRecord``s for a set of channels in one query: each channel's tags, activities
+/// (``LiveActivityRecords``) and push-to-start tokens come along as JSON.
 struct ChannelRecords {
     let appID: Int64
     let now: Date
@@ -26,19 +26,17 @@ struct ChannelRecords {
                  FROM channel_tags t WHERE t.app_id = c.app_id AND t.channel_id = c.channel_id)::text
                 """
             case .activities:
-                // Bound by the query: $2 is the oldest start still shown, $3 now.
+                // Bound by the query as LiveActivityRecords reads them: $1 the app, $2 the oldest start kept, $3 an hour ago.
                 """
-                (SELECT coalesce(json_agg(json_build_object(
-                            'name', a.name, 'id', a.activity_id, 'token', a.token, 'state', a.state,
-                            'started_at', extract(epoch FROM a.started_at),
-                            'updated_at', extract(epoch FROM a.updated_at)) ORDER BY a.name), '[]')
-                 FROM live_activities a
-                 WHERE a.app_id = c.app_id AND a.channel_id = c.channel_id AND a.state <> 'removed'
-                   AND a.started_at >= $2 AND (a.dismiss_at IS NULL OR a.dismiss_at >= $3))::text
+                (SELECT coalesce(json_agg(f.activity ORDER BY f.name), '[]') FROM (\(LiveActivityRecords.select(from: """
+                    (SELECT channel_id, name FROM live_activities WHERE app_id = $1 AND channel_id = c.channel_id
+                     UNION SELECT channel_id, name FROM awaiting_activities WHERE app_id = $1 AND channel_id = c.channel_id)
+                    """))) f)::text
                 """
             case .startTokens:
                 """
-                (SELECT coalesce(json_object_agg(p.attributes_type, p.token), '{}')
+                (SELECT coalesce(json_object_agg(p.attributes_type, json_build_object(
+                            'token', p.token, 'updated_at', extract(epoch FROM p.updated_at))), '{}')
                  FROM push_to_start_tokens p
                  WHERE p.app_id = c.app_id AND p.channel_id = c.channel_id AND p.token IS NOT NULL)::text
                 """
@@ -47,14 +45,10 @@ struct ChannelRecords {
         }
     }
 
-    /// The app's channels among `channelIDs`, in that order. Activities show while still on the device: not
-    /// removed, within 12 hours of their start and not past their dismissal date; those 8 hours past their start
-    /// show as ended.
+    /// The app's channels among `channelIDs`, in that order, each with every Live Activity on record (those within 12
+    /// hours of their start, and starts awaiting their token) in its state at `now`.
     func fetch(_ channelIDs: [UUID], client: PostgresClient) async throws -> [ChannelRecord] {
-        var bindings = PostgresBindings()
-        bindings.append(self.appID)
-        bindings.append(self.now.addingTimeInterval(-LiveActivityLifetime.kept))
-        bindings.append(self.now)
+        var bindings = LiveActivityRecords.bindings(appID: self.appID, now: self.now)
         bindings.append(channelIDs)
         // Not a prepared statement: a generic plan for `= ANY($4)` can scan every channel of the app.
         let rows = try await client.query(
@@ -77,6 +71,7 @@ struct ChannelRecords {
             tagGroups[pair[0], default: []].append(pair[1])
         }
         let quietTime: String? = try row.decode(.quietTime)
+        let startTokens = try Self.decode([String: StartTokenRow].self, row, .startTokens)
         return ChannelRecord(
             channelID: try row.decode(.channelID),
             installed: try row.decode(.installed),
@@ -95,8 +90,9 @@ struct ChannelRecords {
             timezone: try row.decode(.timezone),
             frequentPushesEnabled: try row.decode(.frequentPushes),
             attributes: try Self.decode([String: JSONValue].self, row, .attributes),
-            liveActivities: try Self.decode([ActivityRow].self, row, .activities).map { $0.activity(now: self.now) },
-            pushToStartTokens: try Self.decode([String: String].self, row, .startTokens)
+            liveActivities: try Self.decode([LiveActivityRecords.Row].self, row, .activities).compactMap { $0.record(now: self.now) },
+            pushToStartTokens: startTokens.mapValues(\.token),
+            pushToStartTokensUpdated: startTokens.mapValues { Date(timeIntervalSince1970: $0.updatedAt) }
         )
     }
 
@@ -113,28 +109,14 @@ struct ChannelRecords {
         }
     }
 
-    /// An activity as the query aggregates it, times in seconds since 1970.
-    private struct ActivityRow: Decodable {
-        var name: String
-        var id: String
+    /// A push-to-start token as the query aggregates it, its time in seconds since 1970.
+    private struct StartTokenRow: Decodable {
         var token: String
-        var state: TrackedLiveActivity.State
-        var startedAt: Double
         var updatedAt: Double
 
         enum CodingKeys: String, CodingKey {
-            case name, id, token, state
-            case startedAt = "started_at"
+            case token
             case updatedAt = "updated_at"
-        }
-
-        func activity(now: Date) -> TrackedLiveActivity {
-            let startedAt = Date(timeIntervalSince1970: self.startedAt)
-            let ended = self.state == .ended || !LiveActivityLifetime.isUpdatable(startedAt: startedAt, now: now)
-            return TrackedLiveActivity(
-                name: self.name, id: self.id, token: self.token, startedAt: startedAt,
-                updatedAt: Date(timeIntervalSince1970: self.updatedAt), state: ended ? .ended : .active
-            )
         }
     }
 }

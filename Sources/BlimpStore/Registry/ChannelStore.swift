@@ -221,7 +221,9 @@ public struct ChannelStore: Sendable {
         }
     }
 
-    /// Deletes Live Activity rows past their lifetime: 12 hours after the start, or once the dismissal date passed.
+    /// Deletes Live Activity rows past their lifetime: 12 hours after the start, when iOS has removed the activity. A
+    /// dismissed activity stays on record until then, its state `dismissed` and its row a tombstone against a late
+    /// `set` of the same activity.
     /// Returns how many went.
     public func deleteExpiredActivities() async throws(StoreError) -> Int {
         let now = self.now()
@@ -229,7 +231,7 @@ public struct ChannelStore: Sendable {
             let rows = try await self.client.query(
                 """
                 DELETE FROM live_activities
-                WHERE started_at < \(now.addingTimeInterval(-LiveActivityLifetime.kept)) OR dismiss_at < \(now)
+                WHERE started_at < \(now.addingTimeInterval(-LiveActivityLifetime.kept))
                 RETURNING 1
                 """,
                 logger: self.logger
