@@ -63,7 +63,7 @@ import Testing
             ["action": "set", "type": "update_token", "id": UUID().uuidString, "name": "final", "token": token,
              "start_ts_ms": Int64(Date().timeIntervalSince1970 * 1000), "action_ts_ms": Int64(Date().timeIntervalSince1970 * 1000)]
         ])
-        let deadline = ContinuousClock.now + .seconds(30)
+        let deadline = ContinuousClock.now + .seconds(60)
         while (activity["last_update"] as? [String: Any])?["push_id"] as? String != update, ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(250))
             (counts, activity) = try await Self.activity(deployment)
@@ -92,7 +92,8 @@ import Testing
         #expect(activity["priority_10_sends_this_hour"] as? Int == 1)
         #expect(activity["state"] as? String == "active")
 
-        let dismissal = Int(Date().timeIntervalSince1970) + 2
+        // Far enough ahead that a loaded machine still reads `ended` first; then the test waits for `dismissed`.
+        let dismissal = Int(Date().timeIntervalSince1970) + 15
         let end = try await Self.push(
             deployment, #""event": "end", "name": "final", "content_state": {"home": 2}, "dismissal_date": \#(dismissal)"#)
         (counts, activity) = try await Self.activity(deployment)
@@ -101,7 +102,7 @@ import Testing
         #expect((activity["state"] as? String, activity["ended_by"] as? String) == ("ended", "push"))
         #expect(counts["ended"] == 1)
 
-        let deadline = ContinuousClock.now + .seconds(30)
+        let deadline = ContinuousClock.now + .seconds(60)
         while activity["state"] as? String == "ended", ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(250))
             (counts, activity) = try await Self.activity(deployment)
@@ -125,7 +126,7 @@ import Testing
         let body = #"{"audience": "all", "device_types": ["ios"], "notification": {"ios": {"live_activity": {\#(liveActivity)}}}}"#
         let (status, answer) = try await deployment.request("/api/push", posting: body)
         let pushID = String(try #require(answer.firstMatch(of: /"push_ids":\["([0-9a-f-]{36})"/)?.1, "\(status): \(answer)"))
-        let deadline = ContinuousClock.now + .seconds(30)
+        let deadline = ContinuousClock.now + .seconds(60)
         while try await !deployment.request("/api/pushes/\(pushID)").1.contains(#""state":"done""#), ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(100))
         }
