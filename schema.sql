@@ -493,3 +493,35 @@ ALTER TABLE pushes ADD COLUMN expired_awaiting_token integer NOT NULL DEFAULT 0;
 -- `apns-unique-id`, which APNs's sandbox answers with: the key of the delivery log in Apple's Push Notifications
 -- Console.
 ALTER TABLE delivery_outcomes ADD COLUMN apns_unique_id uuid;
+
+-- version 15: live activity broadcast channels
+-- The app's iOS 18 broadcast channels (APNs's, never Airship channels), each backing a Live Activity name: what APNs's
+-- channel management answered (`apns-channel-id`) and the storage policy it was created with. At most one live channel
+-- per name; a deleted one stays, with when and why: `admin` (deleted through the API), `ended` (an end published through
+-- it, after which Blimp deleted it at APNs) or `apns` (a publish answered ChannelNotRegistered or BadChannelId). Until an
+-- admin acknowledges a channel APNs deleted (acknowledged_at), the Push API refuses the name, which would otherwise
+-- quietly reach no subscriber (reference: apns-live-activities.md §3.6).
+CREATE TABLE live_activity_channels (
+    app_id          bigint NOT NULL REFERENCES apps (id) ON DELETE CASCADE,
+    name            text NOT NULL,
+    apns_channel_id text NOT NULL,
+    storage_policy  smallint NOT NULL CHECK (storage_policy IN (0, 1)),
+    created_at      timestamptz NOT NULL,
+    deleted_at      timestamptz,
+    deleted_reason  text CHECK (deleted_reason IN ('admin', 'ended', 'apns')),
+    acknowledged_at timestamptz,
+    PRIMARY KEY (app_id, apns_channel_id),
+    CHECK ((deleted_at IS NULL) = (deleted_reason IS NULL))
+);
+-- At most one live channel per name.
+CREATE UNIQUE INDEX live_activity_channels_live ON live_activity_channels (app_id, name) WHERE deleted_at IS NULL;
+-- A name's channels, newest first: what the Push API checks for each Live Activity name it accepts.
+CREATE INDEX live_activity_channels_by_name ON live_activity_channels (app_id, name, created_at DESC);
+-- The channel a push went through: a start subscribed its activities to it with `input-push-channel` (such activities
+-- never report an update token, so they never await one), an update or end is published to it once. For an update or
+-- end, what APNs answered the publish (status 0: no answer), its `apns-request-id` and when.
+ALTER TABLE pushes ADD COLUMN broadcast_channel_id text;
+ALTER TABLE pushes ADD COLUMN broadcast_status smallint;
+ALTER TABLE pushes ADD COLUMN broadcast_reason text;
+ALTER TABLE pushes ADD COLUMN broadcast_request_id uuid;
+ALTER TABLE pushes ADD COLUMN broadcast_published_at timestamptz;

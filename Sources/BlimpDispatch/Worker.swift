@@ -35,6 +35,8 @@ public final class Worker: Service, Sendable {
     let store: DispatchStore
     let apps: AppStore
     public let apns: APNsClient
+    let broadcast: (any APNsBroadcastChannels & APNsBroadcastPublishing)?
+    let liveActivityChannels: LiveActivityChannelStore
     let serverKey: ServerKey
     let configuration: WorkerConfiguration
     let name: String
@@ -46,6 +48,7 @@ public final class Worker: Service, Sendable {
         database: PostgresClient,
         listening: Listening = .onDatabase,
         apns: APNsClient,
+        broadcast: (any APNsBroadcastChannels & APNsBroadcastPublishing)? = nil,
         serverKey: ServerKey,
         configuration: WorkerConfiguration = WorkerConfiguration(),
         name: String? = nil,
@@ -62,6 +65,8 @@ public final class Worker: Service, Sendable {
         self.store = DispatchStore(client: database, logger: logger)
         self.apps = AppStore(client: database, logger: logger)
         self.apns = apns
+        self.broadcast = broadcast
+        self.liveActivityChannels = LiveActivityChannelStore(client: database, logger: logger)
         self.serverKey = serverKey
         self.configuration = configuration
         self.name = name ?? "worker-\(UUID.random().lowercaseString.prefix(8))"
@@ -128,7 +133,8 @@ public final class Worker: Service, Sendable {
             span.attributes["blimp.app.key"] = delivery.appKey
             self.logger.debug("part claimed", metadata: metadata)
             let fanOut = FanOut(
-                store: self.store, apns: self.apns, delivery: delivery, configuration: self.configuration, worker: self.name,
+                store: self.store, apns: self.apns, broadcast: self.broadcast, liveActivityChannels: self.liveActivityChannels,
+                delivery: delivery, configuration: self.configuration, worker: self.name,
                 logger: self.logger, now: self.now)
             let ending = try await self.renewingLease(of: push) { try await fanOut.run(push) }
             if case .abandoned = ending { try await self.store.release(push, worker: self.name) }
