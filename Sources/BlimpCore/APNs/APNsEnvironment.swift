@@ -15,4 +15,18 @@ public enum APNsEnvironment: String, Sendable, Hashable, CaseIterable, Codable {
         case .sandbox: URL(string: "https://api.sandbox.push.apple.com")!
         }
     }
+
+    /// Apple's channel-management host for this environment, on its own port (reference:
+    /// apns-live-activities.md §1.1, §3.6).
+    public var appleChannelsBaseURL: URL {
+        switch self {
+        case .production: URL(string: "https://api-manage-broadcast.push.apple.com:2196")!
+        case .sandbox: URL(string: "https://api-manage-broadcast.sandbox.push.apple.com:2195")!
+        }
+    }
+
+    /// Apple's broadcast-publish host for this environment: the device-push host on 443, as Apple's prose and
+    /// command-line page say. Unverified: Apple's HEADERS samples show `api-broadcast[.sandbox].push.apple.com`
+    /// instead (reference §3.7, §8 item 1), so `BLIMP_APNS_BROADCAST_URL` can name that one.
+    public var appleBroadcastBaseURL: URL { self.appleBaseURL }
 }

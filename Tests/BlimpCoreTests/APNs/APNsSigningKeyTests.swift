@@ -70,4 +70,39 @@ import Testing
             try APNsEndpointSettings(overrideURL: raw, caFile: nil)
         }
     }
+
+    @Test func broadcastHostsDefaultToApplesForEachEnvironment() {
+        let settings = APNsEndpointSettings.apple
+        #expect(settings.channelsBaseURL(for: .sandbox).absoluteString == "https://api-manage-broadcast.sandbox.push.apple.com:2195")
+        #expect(settings.channelsBaseURL(for: .production).absoluteString == "https://api-manage-broadcast.push.apple.com:2196")
+        #expect(settings.broadcastBaseURL(for: .sandbox).absoluteString == "https://api.sandbox.push.apple.com")
+        #expect(settings.broadcastBaseURL(for: .production).absoluteString == "https://api.push.apple.com")
+    }
+
+    @Test func theSimulatorURLAloneServesChannelsAndBroadcasts() throws {
+        let settings = try APNsEndpointSettings(overrideURL: "https://127.0.0.1:2197", caFile: nil)
+        for environment in APNsEnvironment.allCases {
+            #expect(settings.channelsBaseURL(for: environment).absoluteString == "https://127.0.0.1:2197")
+            #expect(settings.broadcastBaseURL(for: environment).absoluteString == "https://127.0.0.1:2197")
+        }
+    }
+
+    @Test func broadcastHostsCanBeSetApart() throws {
+        let settings = try APNsEndpointSettings(
+            overrideURL: "https://127.0.0.1:2197", channelsURL: "https://127.0.0.1:2195",
+            broadcastURL: "https://api-broadcast.sandbox.push.apple.com", caFile: nil)
+        #expect(settings.baseURL(for: .sandbox).absoluteString == "https://127.0.0.1:2197")
+        #expect(settings.channelsBaseURL(for: .sandbox).absoluteString == "https://127.0.0.1:2195")
+        #expect(settings.broadcastBaseURL(for: .production).absoluteString == "https://api-broadcast.sandbox.push.apple.com")
+    }
+
+    @Test func aBadBroadcastURLNamesItsVariable() {
+        #expect(throws: APNsEndpointSettingsError.invalidURL("http://x", variable: "BLIMP_APNS_CHANNELS_URL")) {
+            try APNsEndpointSettings(overrideURL: nil, channelsURL: "http://x", caFile: nil)
+        }
+        #expect(throws: APNsEndpointSettingsError.invalidURL("https://x/4/broadcasts", variable: "BLIMP_APNS_BROADCAST_URL")) {
+            try APNsEndpointSettings(overrideURL: nil, broadcastURL: "https://x/4/broadcasts", caFile: nil)
+        }
+        #expect("\(APNsEndpointSettingsError.invalidURL("x", variable: "BLIMP_APNS_BROADCAST_URL"))".hasPrefix("BLIMP_APNS_BROADCAST_URL must be"))
+    }
 }
