@@ -35,6 +35,7 @@ public final class Worker: Service, Sendable {
     let store: DispatchStore
     let apps: AppStore
     public let apns: APNsClient
+    /// Publishes to live activity channels and deletes those an end went through; `nil`: a push through one fails.
     let broadcast: (any APNsBroadcastChannels & APNsBroadcastPublishing)?
     let liveActivityChannels: LiveActivityChannelStore
     let serverKey: ServerKey
