@@ -16,7 +16,7 @@ public struct LiveActivityChannelStore: Sendable {
 
     /// Records a channel APNs created; ``StoreError/duplicate(_:)`` when the name already has a live one.
     public func insert(_ channel: LiveActivityChannel, appID: Int64) async throws(StoreError) {
-        try await StoreError.mapping({
+        _ = try await StoreError.mapping({
             try await self.client.query(
                 """
                 INSERT INTO live_activity_channels (app_id, name, apns_channel_id, storage_policy, created_at)
@@ -80,11 +80,10 @@ public struct LiveActivityChannelStore: Sendable {
     public func acknowledgeDeletedByAPNs(name: String, appID: Int64, at now: Date) async throws(StoreError) -> LiveActivityChannel? {
         try await self.fetch(
             """
-            UPDATE live_activity_channels c SET acknowledged_at = \(now)
-            FROM (SELECT apns_channel_id FROM live_activity_channels WHERE app_id = \(appID) AND name = \(name)
-                  ORDER BY created_at DESC LIMIT 1) newest
-            WHERE c.app_id = \(appID) AND c.apns_channel_id = newest.apns_channel_id
-              AND c.deleted_reason = 'apns' AND c.acknowledged_at IS NULL
+            UPDATE live_activity_channels SET acknowledged_at = \(now)
+            WHERE app_id = \(appID) AND deleted_reason = 'apns' AND acknowledged_at IS NULL
+              AND apns_channel_id = (SELECT newest.apns_channel_id FROM live_activity_channels newest
+                                     WHERE newest.app_id = \(appID) AND newest.name = \(name) ORDER BY newest.created_at DESC LIMIT 1)
             RETURNING \(unescaped: Column.selectList)
             """
         ).first
