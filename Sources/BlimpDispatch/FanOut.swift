@@ -196,8 +196,8 @@ struct FanOut {
                 case (.retry(let after), _):
                     retries.append((request, target))
                     delay = max(delay, after)
-                case (_, .accepted(let apnsID)):
-                    outcomes.append(.init(target: target, status: 200, reason: nil, apnsID: apnsID, priority: request.priority))
+                case (_, .accepted(let apnsID, let uniqueID)):
+                    outcomes.append(.init(target: target, status: 200, reason: nil, apnsID: apnsID, uniqueID: uniqueID, priority: request.priority))
                 case (.tokenInvalid(let since), .rejected(let status, let reason, _)):
                     outcomes.append(.init(target: target, status: status, reason: reason?.rawValue, apnsID: nil, priority: request.priority,
                                           deadSince: since ?? .distantFuture))

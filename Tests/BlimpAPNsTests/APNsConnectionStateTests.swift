@@ -215,7 +215,7 @@ extension APNsConnectionState<Int> {
     private static func describe(_ outcome: StreamOutcome) -> String {
         switch outcome {
         case .notProcessed: "not processed"
-        case .response(.accepted(let apnsID)): "accepted \(apnsID)"
+        case .response(.accepted(let apnsID, _)): "accepted \(apnsID)"
         case .response(.rejected(let status, let reason, _)): "rejected \(status) \(reason?.rawValue ?? "-")"
         case .response(.noResponse): "no response"
         }

@@ -111,7 +111,8 @@ import Testing
         }
     }
 
-    /// Activities tracked more than 8 hours ago get nothing; a token APNs reports unregistered is removed.
+    /// Activities tracked more than 8 hours ago get nothing; a token APNs reports unregistered is removed. The
+    /// sandbox's `apns-unique-id` of each 200 is recorded with its outcome (reference: apns-live-activities.md §1.4).
     @Test func expiredActivitiesAreSkippedAndDeadTokensPruned() async throws {
         try await DispatchHarness.run { harness in
             let old = try await harness.register(2, name: "m", startedAt: harness.clock.now.addingTimeInterval(-9 * 3600))
@@ -127,9 +128,11 @@ import Testing
             ).decode(Int.self).collect()
             #expect(remaining == [0])
             let outcomes = try await harness.database.query(
-                "SELECT status, reason FROM delivery_outcomes WHERE push_id = \(id) ORDER BY status", logger: TestDatabase.logger
-            ).decode((Int, String?).self).collect()
+                "SELECT status, reason, apns_unique_id::text FROM delivery_outcomes WHERE push_id = \(id) ORDER BY status",
+                logger: TestDatabase.logger
+            ).decode((Int, String?, String?).self).collect()
             #expect(outcomes.map(\.0) == [200, 200, 410])
+            #expect(outcomes.map { $0.2.flatMap(UUID.init(uuidString:)) != nil } == [true, true, false], "\(outcomes)")
         }
     }
 

@@ -104,29 +104,30 @@ import Testing
 
     // MARK: Response bodies
 
-    @Test func aResponseBodyWaitsUntilBothWindowsHoldAllOfItAndLaterBodiesWaitBehindIt() throws {
+    @Test func aResponseBodyGoesOutAsTheStreamWindowAllowsAndLaterBodiesWaitBehindIt() throws {
         var state = SimulatorHTTP2State()
         try state.settingsReceived([(HTTP2Wire.Setting.initialWindowSize.rawValue, 10)])
         try Self.open(1, on: &state)
-        #expect(Self.answer(1, body: Array(repeating: 0, count: 20), on: &state) == ["announce 1000"])
+        #expect(Self.answer(1, body: Array(repeating: 0, count: 20), on: &state) == ["announce 1000", "body 1 10"])
         try Self.open(3, on: &state)
         #expect(Self.answer(3, body: [0], on: &state) == [])
         try state.windowUpdateReceived(streamID: 1, increment: 5)
-        #expect(state.actions() == [])
+        #expect(state.actions() == ["body 1 5"])
         try state.settingsReceived([(HTTP2Wire.Setting.initialWindowSize.rawValue, 15)])
-        #expect(state.actions() == ["body 1 20", "body 3 1"])
+        #expect(state.actions() == ["body 1 5 end", "body 3 1 end"])
     }
 
     @Test func theConnectionWindowHoldsResponseBodies() throws {
         var state = SimulatorHTTP2State()
         try Self.open(1, on: &state)
-        #expect(Self.answer(1, body: Array(repeating: 0, count: 65_000), on: &state) == ["announce 1000", "body 1 65000"])
+        #expect(Self.answer(1, body: Array(repeating: 0, count: 65_000), on: &state) == ["announce 1000", "body 1 65000 end"])
         try Self.open(3, on: &state)
-        #expect(Self.answer(3, body: Array(repeating: 0, count: 600), on: &state) == [])
-        try state.windowUpdateReceived(streamID: 0, increment: 64)
+        #expect(Self.answer(3, body: Array(repeating: 0, count: 600), on: &state) == ["body 3 535"])
         #expect(state.actions() == [])
+        try state.windowUpdateReceived(streamID: 0, increment: 64)
+        #expect(state.actions() == ["body 3 64"])
         try state.windowUpdateReceived(streamID: 0, increment: 1)
-        #expect(state.actions() == ["body 3 600"])
+        #expect(state.actions() == ["body 3 1 end"])
     }
 
     @Test func aWindowPastTwoToTheThirtyOneIsAFlowControlError() throws {
@@ -197,7 +198,7 @@ private func describe(_ action: SimulatorHTTP2State.Action) -> String {
     case .updateStreamWindow(let streamID, let increment): "window \(streamID) \(increment)"
     case .announceStreamLimit(let limit): "announce \(limit)"
     case .goAway(let lastStreamID): "go away \(lastStreamID)"
-    case .sendBody(let streamID, let body): "body \(streamID) \(body.count)"
+    case .sendBody(let streamID, let body, let endStream): "body \(streamID) \(body.count)\(endStream ? " end" : "")"
     case .closeAfterGrace: "close after grace"
     }
 }

@@ -16,6 +16,7 @@ public struct SimulatorHarness: Sendable {
 
     /// Runs `body` against a fresh simulator and client; both are shut down afterwards.
     public static func with<T>(
+        configuration simulatorConfiguration: SimulatorConfiguration = .init(),
         settings: ConnectionSettings = .init(),
         clientConfiguration: (inout APNsClientConfiguration) -> Void = { _ in },
         clientNow: @escaping @Sendable () -> Date = Date.init,
@@ -25,7 +26,7 @@ public struct SimulatorHarness: Sendable {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("apns-sim-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let tls = try SimulatorTLS.loadOrCreate(in: folder)
-        let apns = SimulatedAPNs(now: simulatorNow)
+        let apns = SimulatedAPNs(configuration: simulatorConfiguration, now: simulatorNow)
         let shared = SharedConnectionSettings(settings)
         let port = AsyncStream.makeStream(of: Int.self)
         let server = try SimulatorServer(

@@ -171,23 +171,23 @@ public final class APNsBroadcastClient: APNsBroadcastChannels, APNsBroadcastPubl
         /// The error for an answer that is not the success expected: APNs's status and reason, or, for a success
         /// without what it promises (no channel id, an unreadable body), that status with no reason.
         var unexpected: APNsBroadcastError {
-            guard case .rejected(let status, let reason, _) = APNsResponse.rejected(status: self.status, body: self.body) else {
-                return .noResponse
-            }
-            return .rejected(status: status, reason: reason)
+            .rejected(status: self.status, reason: self.reason)
+        }
+
+        /// The `reason` of APNs's error body, if it has one.
+        var reason: APNsReason? {
+            guard case .rejected(_, let reason, _) = APNsResponse.rejected(status: self.status, body: self.body) else { return nil }
+            return reason
         }
 
         /// 403 `ExpiredProviderToken`: the token is renewed and the request sent once more.
         var isExpiredProviderToken: Bool {
-            guard self.status == 403, case .rejected(_, .some(.expiredProviderToken), _) = APNsResponse.rejected(status: 403, body: self.body) else {
-                return false
-            }
-            return true
+            self.status == 403 && self.reason == .expiredProviderToken
         }
     }
 
     /// Sends one signed request, renewing the provider token once after `ExpiredProviderToken`; `nil` when no
-    /// answer came (logged without the token).
+    /// answer came (logged; transport and signing errors never include the request's headers).
     private func send(
         _ method: HTTPMethod, _ url: URL, headers: [(String, String)], body: [UInt8], requestID: UUID,
         key: APNsSigningKey, environment: APNsEnvironment
@@ -204,7 +204,7 @@ public final class APNsBroadcastClient: APNsBroadcastChannels, APNsBroadcastPubl
         } catch {
             self.logger.warning("apns broadcast request failed", metadata: [
                 "apns.url": "\(url.absoluteString)", "apns.request_id": "\(requestID.uuidString.lowercased())",
-                "error": "\(String(describing: type(of: error)))",
+                "error": "\(error)",
             ])
             return nil
         }

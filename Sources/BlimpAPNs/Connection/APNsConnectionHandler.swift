@@ -215,7 +215,9 @@ final class APNsConnectionHandler: ChannelInboundHandler {
                 throw .compressionError
             }
             let status = headers.first(name: ":status").flatMap(Int.init)
-            self.state.headersReceived(streamID: streamID, status: status, apnsID: headers.first(name: "apns-id"), endStream: endStream)
+            self.state.headersReceived(
+                streamID: streamID, status: status, apnsID: headers.first(name: "apns-id"),
+                uniqueID: headers.first(name: "apns-unique-id"), endStream: endStream)
         case .rstStream(let streamID, let errorCode):
             self.state.resetReceived(streamID: streamID, errorCode: errorCode)
         case .settings(let settings):

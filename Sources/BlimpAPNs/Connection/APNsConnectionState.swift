@@ -47,6 +47,7 @@ struct APNsConnectionState<Reply> {
         var bodySent = 0
         var status: Int?
         var apnsID: String?
+        var uniqueID: String?
         var body: [UInt8] = []
     }
 
@@ -108,11 +109,13 @@ struct APNsConnectionState<Reply> {
         self.waiting.append(Waiting(request: request, authorization: authorization, reply: reply, deadline: now + self.requestTimeout))
     }
 
-    /// A response header block; the first one with a `:status` is the answer's.
-    mutating func headersReceived(streamID: UInt32, status: Int?, apnsID: String?, endStream: Bool) {
+    /// A response header block; the first one with a `:status` is the answer's (`apns-id`, and `apns-unique-id`
+    /// from the sandbox).
+    mutating func headersReceived(streamID: UInt32, status: Int?, apnsID: String?, uniqueID: String? = nil, endStream: Bool) {
         if let status, self.streams[streamID]?.status == nil {
             self.streams[streamID]?.status = status
             self.streams[streamID]?.apnsID = apnsID
+            self.streams[streamID]?.uniqueID = uniqueID
         }
         if endStream { self.finish(streamID) }
     }
@@ -275,7 +278,7 @@ struct APNsConnectionState<Reply> {
         guard let stream = self.streams.removeValue(forKey: streamID) else { return }
         let response: APNsResponse =
             switch stream.status {
-            case 200: .accepted(apnsID: stream.apnsID ?? "")
+            case 200: .accepted(apnsID: stream.apnsID ?? "", uniqueID: stream.uniqueID)
             case let status?: .rejected(status: status, body: stream.body)
             case nil: .noResponse
             }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import BlimpCore
 import BlimpSimulator
 import Foundation
 
@@ -27,6 +28,10 @@ struct APNsSimCommand: AsyncParsableCommand {
         help: "Another DNS name for the created certificate, e.g. the simulator's host name in a container network (repeatable)."
     )
     var tlsNames: [String] = []
+    @Option(help: "The APNs environment simulated: sandbox answers each accepted device push with apns-unique-id, production does not.")
+    var environment: APNsEnvironment = .sandbox
+    @Option(help: "Broadcast channels one bundle id may have (Apple: 10,000 per app and environment).")
+    var channelLimit = SimulatorConfiguration().channelLimit
     @OptionGroup var connection: ConnectionOptions
     @OptionGroup var logging: LoggingOptions
 
@@ -34,6 +39,7 @@ struct APNsSimCommand: AsyncParsableCommand {
         guard (self.tlsCert == nil) == (self.tlsKey == nil) else {
             throw ValidationError("--tls-cert and --tls-key go together")
         }
+        guard self.channelLimit >= 0 else { throw ValidationError("--channel-limit must be 0 or more") }
         guard self.tlsNames.isEmpty || self.tlsCert == nil else {
             throw ValidationError("--tls-name names the created certificate, not --tls-cert's")
         }
@@ -47,7 +53,10 @@ struct APNsSimCommand: AsyncParsableCommand {
             } else {
                 try SimulatorTLS.loadOrCreate(in: self.stateDir, names: self.tlsNames)
             }
-        let apns = SimulatedAPNs()
+        var configuration = SimulatorConfiguration()
+        configuration.environment = self.environment
+        configuration.channelLimit = self.channelLimit
+        let apns = SimulatedAPNs(configuration: configuration)
         for trustKey in self.trustKeys {
             let parts = trustKey.split(separator: ":", maxSplits: 2).map(String.init)
             guard parts.count == 3 else { throw CLIError("--trust-key takes KEY_ID:TEAM_ID:path (got \"\(trustKey)\")") }

@@ -2,8 +2,10 @@ import Foundation
 
 /// What came back for one APNs request.
 public enum APNsResponse: Sendable, Equatable {
-    /// 200: APNs accepted the notification; `apnsID` is the request's `apns-id` or the one APNs generated.
-    case accepted(apnsID: String)
+    /// 200: APNs accepted the notification; `apnsID` is the request's `apns-id` or the one APNs generated (for a
+    /// broadcast, its `apns-request-id`), `uniqueID` the `apns-unique-id` that APNs's sandbox adds to look the
+    /// delivery up in the Push Notifications Console (reference: apns-live-activities.md §1.4).
+    case accepted(apnsID: String, uniqueID: String? = nil)
     /// An error status with its `reason`, and for 410 the time APNs learned the token was no longer valid.
     case rejected(status: Int, reason: APNsReason?, timestamp: Date?)
     /// No answer: the connection was lost or the request timed out before a response arrived.

@@ -8,13 +8,14 @@ import Logging
 ///
 /// | Route | |
 /// | --- | --- |
-/// | `GET /counters` | accepted, rejected by reason, throttled, ignored as stale or after the end |
-/// | `GET /devices/{token}` | the token's state, budget use and last deliveries (headers, payload, outcome) |
+/// | `GET /counters` | accepted, rejected by reason, throttled, ignored as stale or after the end, failed starts, broadcasts |
+/// | `GET /devices/{token}` | the token's state, budget use, broadcast channel and last deliveries (headers, payload, outcome, the channel of a broadcast) |
+/// | `GET /channels` | broadcast channels: id, bundle id, storage policy, subscribers, publishes |
 /// | `PUT /devices/{token}` | `{"state": "active"\|"unregistered"\|"expired"\|"bad", "frequent_updates": bool}`, both optional |
 /// | `GET`/`PUT /faults` | `{"internal_server_error_fraction", "service_unavailable_fraction", "too_many_requests_fraction", "too_many_requests_tokens"}` |
 /// | `GET`/`PUT /connection` | `{"max_concurrent_streams", "go_away_every", "drop_every", "latency_milliseconds"}` |
 /// | `POST /keys` | `{"key_id", "team_id", "p8"}`: trust another provider-token key |
-/// | `POST /reset` | forget devices, counters and faults |
+/// | `POST /reset` | forget devices, channels, counters and faults |
 public enum SimulatorAdmin {
     /// The admin router for `apns` and the connection `settings`.
     public static func buildRouter(apns: SimulatedAPNs, settings: SharedConnectionSettings) -> Router<BasicRequestContext> {
@@ -28,6 +29,7 @@ public enum SimulatorAdmin {
             if let frequent = change.frequentUpdates { apns.setFrequentUpdates(frequent, for: token) }
             return try json(apns.device(token.hex))
         }
+        router.get("channels") { _, _ in try json(apns.channels()) }
         router.get("faults") { _, _ in try json(apns.faults) }
         router.put("faults") { request, _ in
             apns.setFaults(try await decode(SimulatorFaults.self, from: request))

@@ -8,6 +8,8 @@ struct DeviceRecord {
     /// The newest `aps.timestamp` the activity applied.
     var lastTimestamp: Double?
     var ended = false
+    /// The broadcast channel the activity subscribed to when it started (`input-push-channel`).
+    var channelID: String?
     /// Arrival times of the priority-10 pushes that spent budget in the last hour, oldest first.
     var priorityTenArrivals: [Double] = []
     /// The kept deliveries, a ring whose oldest entry is at ``oldestDelivery`` once it is full.
@@ -20,25 +22,48 @@ struct DeviceRecord {
     }
 
     /// Whether the record holds settings the simulator was given, and so must never be forgotten.
-    var isConfigured: Bool { self.state != .active || self.frequentUpdates }
+    /// A subscribed activity is kept too, for its channel's broadcasts.
+    var isConfigured: Bool { self.state != .active || self.frequentUpdates || self.channelID != nil }
 
     /// The budget window: Apple speaks of a budget "per hour" (reference: apns-live-activities.md §4.1).
     static let budgetWindow: Double = 60 * 60
+
+    /// The broadcast channel a start names in `input-push-channel`, as the registry found it.
+    enum StartChannel {
+        /// No `input-push-channel`.
+        case none
+        /// A channel of the push's bundle id: the activity subscribes to it.
+        case subscribe(String)
+        /// No such channel: "the Live Activity fails to start" (reference: apns-live-activities.md §3.2).
+        case unknown
+    }
 
     /// Applies an accepted push as the device would, records it, and says what became of it.
     mutating func receive(
         _ delivery: SimulatedDelivery,
         liveActivity: LiveActivityPush?,
         now: Double,
-        configuration: SimulatorConfiguration
+        configuration: SimulatorConfiguration,
+        channel: StartChannel = .none
     ) -> SimulatedDelivery.Outcome {
         var delivery = delivery
         if let liveActivity {
             let budget =
                 self.frequentUpdates
                 ? configuration.frequentUpdatesPriorityTenBudgetPerHour : configuration.priorityTenBudgetPerHour
-            delivery.outcome = self.apply(liveActivity, priority: delivery.priority, now: now, budget: budget)
+            delivery.outcome = self.apply(liveActivity, priority: delivery.priority, now: now, budget: budget, channel: channel)
         }
+        self.keep(delivery, limit: configuration.deliveriesKeptPerDevice)
+        return delivery.outcome
+    }
+
+    /// Applies a broadcast published to the activity's channel with the same rules as a device push, except that
+    /// it spends no priority-10 budget (reference §3.7), records it and says what became of it.
+    mutating func receiveBroadcast(
+        _ delivery: SimulatedDelivery, liveActivity: LiveActivityPush, now: Double, configuration: SimulatorConfiguration
+    ) -> SimulatedDelivery.Outcome {
+        var delivery = delivery
+        delivery.outcome = self.apply(liveActivity, priority: delivery.priority, now: now, budget: nil, channel: .none)
         self.keep(delivery, limit: configuration.deliveriesKeptPerDevice)
         return delivery.outcome
     }
@@ -56,22 +81,30 @@ struct DeviceRecord {
     /// The activity's rules (reference §3.2, §3.3, §4.1): an update must be newer than the last one applied; an end
     /// applies even with an older timestamp; nothing applies after an end; a start begins a new activity (a
     /// push-to-start token starts one per push) and spends no budget, since push-to-start has its own (reference
-    /// §4.2, not simulated). Updates and ends at priority 10 spend budget, and are throttled once it is spent.
+    /// §4.2, not simulated); a start naming an unknown broadcast channel fails, and one naming a known channel
+    /// subscribes the new activity to it. Updates and ends at priority 10 spend budget (`nil`: none, for broadcasts),
+    /// and are throttled once it is spent.
     private mutating func apply(
         _ push: LiveActivityPush,
         priority: Int,
         now: Double,
-        budget: Int
+        budget: Int?,
+        channel: StartChannel
     ) -> SimulatedDelivery.Outcome {
         switch push.event {
         case .start:
+            switch channel {
+            case .unknown: return .failedToStart
+            case .subscribe(let id): self.channelID = id
+            case .none: self.channelID = nil
+            }
             self.ended = false
             self.lastTimestamp = push.timestamp
             return .displayed
         case .update, .end:
             guard !self.ended else { return .ignoredEnded }
             if push.event == .update, let last = self.lastTimestamp, push.timestamp <= last { return .ignoredStale }
-            guard priority != 10 || self.spendBudget(now: now, budget: budget) else { return .throttled }
+            guard priority != 10 || budget.map({ self.spendBudget(now: now, budget: $0) }) ?? true else { return .throttled }
             self.lastTimestamp = max(self.lastTimestamp ?? push.timestamp, push.timestamp)
             self.ended = push.event == .end
             return .displayed

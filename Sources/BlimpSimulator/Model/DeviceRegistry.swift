@@ -8,6 +8,8 @@ struct DeviceRegistry {
     private var arrivalOrder: [String] = []
     private(set) var counters = SimulatorCounters()
     var faults = SimulatorFaults()
+    /// The broadcast channels and their subscribers.
+    var channels = BroadcastChannels()
     private var random: any RandomNumberGenerator & Sendable
     private let configuration: SimulatorConfiguration
 
@@ -37,14 +39,69 @@ struct DeviceRegistry {
             return self.reject(Rejection(.tooManyRequests), apnsID: delivery.apnsID)
         }
         if liveActivity?.looksLikeMilliseconds == true { self.counters.millisecondTimestamps += 1 }
-        let configuration = self.configuration
-        let receive = { (record: inout DeviceRecord) in
-            record.receive(delivery, liveActivity: liveActivity, now: now, configuration: configuration)
+        let outcome: SimulatedDelivery.Outcome
+        if let liveActivity, liveActivity.event == .start {
+            outcome = self.start(delivery, to: token, liveActivity: liveActivity, now: now)
+        } else {
+            let configuration = self.configuration
+            let receive = { (record: inout DeviceRecord) in
+                record.receive(delivery, liveActivity: liveActivity, now: now, configuration: configuration)
+            }
+            outcome = if let index { receive(&self.devices.values[index]) } else { self.withRecord(for: token, receive) }
         }
-        let outcome = if let index { receive(&self.devices.values[index]) } else { self.withRecord(for: token, receive) }
         self.counters.count(outcome)
         self.counters.accepted += 1
         return SimulatorResponse(status: 200, apnsID: delivery.apnsID)
+    }
+
+    /// A Live Activity start: the new activity subscribes to the broadcast channel its `input-push-channel` names,
+    /// or fails to start when the push's bundle id has no such channel (reference: apns-live-activities.md §3.2).
+    /// Starts are rare, so ordinary pushes never pay for the channel lookup.
+    private mutating func start(
+        _ delivery: SimulatedDelivery, to token: String, liveActivity: LiveActivityPush, now: Double
+    ) -> SimulatedDelivery.Outcome {
+        let channel: DeviceRecord.StartChannel =
+            if let id = liveActivity.inputPushChannel {
+                self.channels.channel(id, of: delivery.topic.dropLast(SimulatedPushType.liveActivityTopicSuffix.count)) != nil
+                    ? .subscribe(id) : .unknown
+            } else {
+                .none
+            }
+        let configuration = self.configuration
+        let (outcome, old, new) = self.withRecord(for: token) { record in
+            let old = record.channelID
+            let outcome = record.receive(delivery, liveActivity: liveActivity, now: now, configuration: configuration, channel: channel)
+            return (outcome, old, record.channelID)
+        }
+        self.channels.move(token, from: old, to: new)
+        return outcome
+    }
+
+    /// Applies a broadcast published to channel `id` to every active token subscribed to it, each recording it as
+    /// a delivery through the channel.
+    mutating func publish(_ delivery: SimulatedDelivery, to id: String, liveActivity: LiveActivityPush, now: Double) {
+        let configuration = self.configuration
+        var delivery = delivery
+        delivery.channelID = id
+        for token in self.channels.publish(to: id) {
+            let outcome = self.withRecord(for: token) { record -> SimulatedDelivery.Outcome? in
+                guard record.state == .active else { return nil }
+                return record.receiveBroadcast(delivery, liveActivity: liveActivity, now: now, configuration: configuration)
+            }
+            if let outcome { self.counters.count(outcome) }
+        }
+        self.counters.broadcasts += 1
+    }
+
+    /// Creates a channel for `bundleID` within the configured limit.
+    mutating func createChannel(bundleID: String, storagePolicy: APNsMessageStoragePolicy, now: Double) throws(Rejection) -> String {
+        try self.channels.create(
+            bundleID: bundleID, storagePolicy: storagePolicy, limit: self.configuration.channelLimit, now: now, random: &self.random)
+    }
+
+    /// Counts a successful channel-management request.
+    mutating func countChannelRequest() {
+        self.counters.channelRequests += 1
     }
 
     /// Counts a refused request and answers it.
@@ -92,7 +149,7 @@ struct DeviceRegistry {
         self.arrivalOrder.removeFirst(scanned)
     }
 
-    /// Forgets every device and counter, and clears the faults.
+    /// Forgets every device, channel and counter, and clears the faults.
     mutating func reset() {
         self = DeviceRegistry(configuration: self.configuration, random: self.random)
     }

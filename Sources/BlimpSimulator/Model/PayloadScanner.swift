@@ -21,6 +21,8 @@ struct PayloadScanner {
         var attributesType: Kind?
         var attributes: Kind?
         var alert: Kind?
+        /// `aps.input-push-channel` as written, when it is a string (a start that subscribes to a broadcast channel).
+        var inputPushChannel: ArraySlice<UInt8>?
     }
 
     private let bytes: [UInt8]
@@ -81,6 +83,7 @@ struct PayloadScanner {
             case "attributes-type": aps.attributesType = kind
             case "attributes": aps.attributes = kind
             case "alert": aps.alert = kind
+            case "input-push-channel": aps.inputPushChannel = kind == .string ? text.dropFirst().dropLast() : nil
             default: break
             }
             return true

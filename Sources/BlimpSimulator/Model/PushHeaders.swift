@@ -1,4 +1,5 @@
-/// The headers of a device push that APNs reads, picked out of a request in one pass.
+/// The headers of a device push, a broadcast or a channel request that APNs reads, picked out of a request in one
+/// pass.
 struct PushHeaders {
     var authorization: String?
     var apnsID: String?
@@ -7,6 +8,10 @@ struct PushHeaders {
     var priority: String?
     var expiration: String?
     var collapseID: String?
+    /// `apns-request-id` and `apns-channel-id`, of broadcast channels and publishes (reference:
+    /// apns-live-activities.md §1.6, §3.6, §3.7).
+    var requestID: String?
+    var channelID: String?
     /// Whether any header name appears twice (APNs answers 400 `DuplicateHeaders`, reference:
     /// apns-live-activities.md §1.5).
     var hasDuplicates = false
@@ -28,6 +33,8 @@ struct PushHeaders {
             case "apns-priority": self.priority = value
             case "apns-expiration": self.expiration = value
             case "apns-collapse-id": self.collapseID = value
+            case "apns-request-id": self.requestID = value
+            case "apns-channel-id": self.channelID = value
             default: break
             }
         }

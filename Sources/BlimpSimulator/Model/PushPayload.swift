@@ -26,6 +26,8 @@ struct LiveActivityPush {
     let event: Event
     /// `aps.timestamp`, meant as epoch seconds.
     let timestamp: Double
+    /// A start's `aps.input-push-channel`: the broadcast channel the activity subscribes to (reference §3.1, §3.2).
+    let inputPushChannel: String?
 
     /// Above this a timestamp is almost certainly in milliseconds (10^11 seconds is the year 5138; reference §3.3).
     static let millisecondThreshold: Double = 100_000_000_000
@@ -53,5 +55,6 @@ struct LiveActivityPush {
         }
         self.event = event
         self.timestamp = timestamp
+        self.inputPushChannel = event == .start ? aps.inputPushChannel.map { String(decoding: $0, as: UTF8.self) } : nil
     }
 }

@@ -3,15 +3,15 @@ import BlimpCore
 /// A request the simulator refuses, with the reason APNs would give.
 struct Rejection: Error {
     let reason: APNsReason
+    /// The status APNs answers the reason with.
+    let status: Int
 
-    init(_ reason: APNsReason) {
+    /// - Parameter status: the status, when it is not the one Apple's device-push table gives the reason
+    ///   (reference: apns-live-activities.md §1.5); otherwise that one, or 400 for the broadcast reasons (§1.6) and
+    ///   the simulator's own ``APNsReason/badPayload``.
+    init(_ reason: APNsReason, status: Int? = nil) {
         self.reason = reason
-    }
-
-    /// The status APNs answers the reason with (reference: apns-live-activities.md §1.5); 400 for the simulator's own
-    /// ``APNsReason/badPayload``.
-    var status: Int {
-        APNsReason.documented.first { $0.reason == self.reason }?.status ?? 400
+        self.status = status ?? APNsReason.documented.first { $0.reason == reason }?.status ?? 400
     }
 }
 

@@ -96,3 +96,14 @@ extension SimulatedAPNs {
         self.registry.withLock { $0.reset() }
     }
 }
+
+// MARK: - Broadcast channels
+
+extension SimulatedAPNs {
+    /// Every broadcast channel, oldest first, with its storage policy, subscribers and publishes.
+    public func channels() -> [SimulatedChannel] {
+        self.registry.withLock { registry in
+            registry.channels.inOrder.map { SimulatedChannel(id: $0.key, channel: $0.value) }
+        }
+    }
+}

@@ -37,8 +37,23 @@ public final class SimulatedAPNs: Sendable {
     /// The checks run in an order close to Apple's (reference: apns-live-activities.md §7.2 items 10 to 12; Apple's
     /// exact precedence is unconfirmed): method, path and token, duplicate headers, `apns-id`, provider token,
     /// topic, push type, priority, expiration, collapse id, payload; then, for a valid push, drawn server errors,
-    /// the token's state and per-token 429s.
+    /// the token's state and per-token 429s. In the sandbox a 200 carries `apns-unique-id` (reference §1.4).
+    ///
+    /// Any path outside `/3/` is a broadcast channel's or publish's (``handleBroadcast(_:connection:)``).
     public func handle(_ request: SimulatorRequest, connection: inout SimulatorConnectionState) -> SimulatorResponse {
+        guard request.path.utf8.starts(with: Self.devicePushPrefix) else {
+            return self.handleBroadcast(request, connection: &connection)
+        }
+        var response = self.handleDevicePush(request, connection: &connection)
+        if response.status == 200, self.configuration.environment == .sandbox {
+            response.uniqueID = connection.ids.next().lowercaseString
+        }
+        return response
+    }
+
+    private static let devicePushPrefix = "/3/".utf8
+
+    private func handleDevicePush(_ request: SimulatorRequest, connection: inout SimulatorConnectionState) -> SimulatorResponse {
         let now = self.now()
         let headers = PushHeaders(request.headers)
         let echoedID = headers.apnsID.flatMap(APNsID.echo)
@@ -81,7 +96,7 @@ public final class SimulatedAPNs: Sendable {
 
     /// The provider token: present, verified, no more than an hour old, and acceptable on this connection
     /// (reference §1.5, §2.1 to §2.3).
-    private func authenticate(
+    func authenticate(
         _ authorization: String?,
         connection: inout SimulatorConnectionState,
         now: Double

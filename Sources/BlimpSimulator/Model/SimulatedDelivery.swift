@@ -13,6 +13,9 @@ public struct SimulatedDelivery: Sendable, Codable, Equatable {
         case ignoredStale
         /// A Live Activity push that arrived after the activity ended (reference §3.2).
         case ignoredEnded
+        /// A start whose `input-push-channel` names no channel of its bundle id: APNs accepts it and the activity
+        /// fails to start (reference §3.2).
+        case failedToStart
     }
 
     /// `apns-id`, lower case.
@@ -33,4 +36,6 @@ public struct SimulatedDelivery: Sendable, Codable, Equatable {
     public var arrivedAt: Date
     /// What the device did with it.
     public var outcome: Outcome
+    /// The broadcast channel it was published to; `nil` for a push to the device's token.
+    public var channelID: String? = nil
 }

@@ -14,6 +14,8 @@ public struct SimulatedDevice: Sendable, Codable, Equatable {
     public var lastTimestamp: Double?
     /// Whether its Live Activity has ended.
     public var ended: Bool
+    /// The broadcast channel its Live Activity subscribed to when it started, if any.
+    public var channelID: String?
     /// Priority-10 Live Activity pushes that spent budget in the last hour.
     public var priorityTenPushesInLastHour: Int
     /// Its most recent deliveries, newest last.
@@ -26,6 +28,7 @@ public struct SimulatedDevice: Sendable, Codable, Equatable {
         self.frequentUpdates = record.frequentUpdates
         self.lastTimestamp = record.lastTimestamp
         self.ended = record.ended
+        self.channelID = record.channelID
         self.priorityTenPushesInLastHour = record.priorityTenPushes(inHourBefore: now)
         self.deliveries = record.deliveries
     }

@@ -1,3 +1,5 @@
+import BlimpCore
+
 /// What the simulator is set up with when it starts: the device model's budgets, how much it remembers, and the
 /// bundle ids it serves. Faults, device states and trusted keys change while it runs instead.
 public struct SimulatorConfiguration: Sendable {
@@ -19,6 +21,13 @@ public struct SimulatorConfiguration: Sendable {
     /// The bundle ids the simulator accepts topics for; a push to any other gets 400 `TopicDisallowed`. `nil`
     /// accepts every bundle id. Defaults to `nil`.
     public var allowedBundleIDs: Set<String>? = nil
+    /// The APNs environment simulated: in `sandbox` every 200 to a device push carries `apns-unique-id`, as
+    /// Apple's development environment does; `production` sends none (reference: apns-live-activities.md §1.4).
+    /// Defaults to `sandbox`.
+    public var environment: APNsEnvironment = .sandbox
+    /// How many broadcast channels one bundle id may have; creating one more is answered 400
+    /// `CannotCreateChannelConfig` (10,000 per app per environment, reference §1.6, §3.6). Defaults to `10_000`.
+    public var channelLimit: Int = 10_000
 
     public init() {}
 }

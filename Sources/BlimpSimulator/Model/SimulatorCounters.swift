@@ -10,6 +10,12 @@ public struct SimulatorCounters: Sendable, Codable, Equatable {
     public var ignoredStale = 0
     /// Accepted Live Activity pushes the device ignored because the activity had ended.
     public var ignoredEnded = 0
+    /// Starts that named an unknown broadcast channel, so the activity failed to start.
+    public var failedToStart = 0
+    /// Broadcasts published (answered 200), whatever number of devices each reached.
+    public var broadcasts = 0
+    /// Channel-management requests answered with success (201, 200, 204).
+    public var channelRequests = 0
     /// Accepted Live Activity pushes whose `timestamp` looks like milliseconds (above 10^11; reference:
     /// apns-live-activities.md §3.3).
     public var millisecondTimestamps = 0
@@ -22,6 +28,7 @@ public struct SimulatorCounters: Sendable, Codable, Equatable {
         case .throttled: self.throttled += 1
         case .ignoredStale: self.ignoredStale += 1
         case .ignoredEnded: self.ignoredEnded += 1
+        case .failedToStart: self.failedToStart += 1
         }
     }
 }

@@ -141,9 +141,16 @@ final class SimulatorConnectionHandler: ChannelInboundHandler {
             self.outbound.writeInteger(lastStreamID)
             self.outbound.writeInteger(HTTP2Wire.ErrorCode.noError.rawValue)
             self.outbound.writeString(reason)
-        case .sendBody(let streamID, let body):
-            self.outbound.writeHTTP2FrameHeader(length: body.count, type: .data, flags: .endStream, streamID: streamID)
-            self.outbound.writeBytes(body)
+        case .sendBody(let streamID, let body, let endStream):
+            // In frames of at most the size every client accepts.
+            var offset = body.startIndex
+            repeat {
+                let end = min(offset + HTTP2Wire.defaultMaxFrameSize, body.endIndex)
+                let flags: HTTP2Wire.Flags = endStream && end == body.endIndex ? .endStream : []
+                self.outbound.writeHTTP2FrameHeader(length: end - offset, type: .data, flags: flags, streamID: streamID)
+                self.outbound.writeBytes(body[offset..<end])
+                offset = end
+            } while offset < body.endIndex
         case .closeAfterGrace:
             self.flush(context: context)
             let channel = context.channel
@@ -172,8 +179,8 @@ final class SimulatorConnectionHandler: ChannelInboundHandler {
         }
     }
 
-    /// HEADERS (`:status`, `apns-id`, and `content-type` with a body), then the JSON body in DATA as the windows
-    /// allow.
+    /// HEADERS (`:status`, `apns-id` or `apns-request-id`, `apns-unique-id` and `apns-channel-id` when set, and
+    /// `content-type` with a body), then the JSON body in DATA as the windows allow.
     private func write(_ response: SimulatorResponse, on streamID: UInt32, context: ChannelHandlerContext) {
         let body = response.body
         guard self.state.respond(to: streamID, body: body) else { return }  // reset by the client meanwhile
@@ -184,7 +191,9 @@ final class SimulatorConnectionHandler: ChannelInboundHandler {
         } else {
             self.outbound.writeHPACKLiteral(name: ":status", staticIndex: 8, value: String(response.status))
         }
-        self.outbound.writeHPACKLiteral(name: "apns-id", value: response.apnsID)
+        self.outbound.writeHPACKLiteral(name: response.idHeader.rawValue, value: response.apnsID)
+        if let uniqueID = response.uniqueID { self.outbound.writeHPACKLiteral(name: "apns-unique-id", value: uniqueID) }
+        if let channelID = response.channelID { self.outbound.writeHPACKLiteral(name: "apns-channel-id", value: channelID) }
         if !body.isEmpty {
             self.outbound.writeHPACKLiteral(name: "content-type", staticIndex: 31, value: "application/json")
         }

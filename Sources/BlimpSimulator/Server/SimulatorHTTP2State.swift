@@ -27,8 +27,8 @@ struct SimulatorHTTP2State {
         case announceStreamLimit(Int)
         /// GOAWAY with APNs's reason `Shutdown` (the `goAwayEvery` fault).
         case goAway(lastStreamID: UInt32)
-        /// The response body in one DATA frame, ending the stream.
-        case sendBody(streamID: UInt32, body: [UInt8])
+        /// Response body bytes, as much as the send windows allow, ending the stream with the last of them.
+        case sendBody(streamID: UInt32, body: ArraySlice<UInt8>, endStream: Bool)
         /// Flush, then close the connection after a grace period: it is going away and every stream is answered.
         case closeAfterGrace
     }
@@ -41,10 +41,10 @@ struct SimulatorHTTP2State {
         var body: [UInt8] = []
     }
 
-    /// A response body waiting for the send windows.
+    /// A response body waiting for the send windows, or the rest of one.
     private struct UnsentBody {
         var streamID: UInt32
-        var body: [UInt8]
+        var body: ArraySlice<UInt8>
     }
 
     /// The highest stream id the client opened: a GOAWAY's last stream id.
@@ -121,14 +121,14 @@ struct SimulatorHTTP2State {
     }
 
     /// A response for `streamID` is due: `true` when the stream is still open (not reset meanwhile) and its HEADERS
-    /// go out now. An empty body ends the stream with them; any other goes out from ``nextAction()`` once both send
-    /// windows have room for all of it, after the bodies already waiting.
+    /// go out now. An empty body ends the stream with them; any other goes out from ``nextAction()`` after the bodies
+    /// already waiting, as the send windows allow.
     mutating func respond(to streamID: UInt32, body: [UInt8]) -> Bool {
         guard self.streams[streamID] != nil else { return false }
         if body.isEmpty {
             self.streams[streamID] = nil
         } else {
-            self.unsentBodies.append(UnsentBody(streamID: streamID, body: body))
+            self.unsentBodies.append(UnsentBody(streamID: streamID, body: body[...]))
         }
         return true
     }
@@ -182,11 +182,19 @@ struct SimulatorHTTP2State {
                 self.unsentBodies.removeFirst()  // reset meanwhile
                 continue
             }
-            guard unsent.body.count <= self.connectionSendWindow, unsent.body.count <= window else { break }
-            self.unsentBodies.removeFirst()
-            self.connectionSendWindow -= unsent.body.count
-            self.streams[unsent.streamID] = nil
-            return .sendBody(streamID: unsent.streamID, body: unsent.body)
+            let count = min(unsent.body.count, self.connectionSendWindow, window)
+            guard count > 0 else { break }
+            let bytes = unsent.body.prefix(count)
+            self.connectionSendWindow -= count
+            let endStream = count == unsent.body.count
+            if endStream {
+                self.unsentBodies.removeFirst()
+                self.streams[unsent.streamID] = nil
+            } else {
+                self.unsentBodies[self.unsentBodies.startIndex].body = unsent.body.dropFirst(count)
+                self.streams[unsent.streamID]?.sendWindow -= count
+            }
+            return .sendBody(streamID: unsent.streamID, body: bytes, endStream: endStream)
         }
         // A second after the last answer, or sooner when the client closes. (Closing at once could reset the
         // connection while the client's later requests are still unread, and a TCP reset can destroy the GOAWAY and

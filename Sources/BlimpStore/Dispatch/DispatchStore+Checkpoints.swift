@@ -11,18 +11,31 @@ extension DispatchStore {
         public var status: Int
         public var reason: String?
         public var apnsID: String?
+        /// `apns-unique-id`, which APNs's sandbox sends with a 200 (reference: apns-live-activities.md §1.4).
+        public var uniqueID: String?
         public var priority: APNsPriority
         /// When APNs said the token is dead: it is removed unless registered again after this time
         /// (`distantFuture` when APNs gave no 410 timestamp: dead whenever it was registered).
         public var deadSince: Date?
 
-        public init(target: DispatchTarget, status: Int, reason: String?, apnsID: String?, priority: APNsPriority, deadSince: Date? = nil) {
+        public init(
+            target: DispatchTarget, status: Int, reason: String?, apnsID: String?, uniqueID: String? = nil, priority: APNsPriority,
+            deadSince: Date? = nil
+        ) {
             self.target = target
             self.status = status
             self.reason = reason
             self.apnsID = apnsID
+            self.uniqueID = uniqueID
             self.priority = priority
             self.deadSince = deadSince
+        }
+
+        /// ``uniqueID`` as the `uuid` column takes it: empty (NULL) unless it is a UUID, so that an odd value from a
+        /// server cannot fail the batch's transaction.
+        var storedUniqueID: String {
+            guard let uniqueID = self.uniqueID, UUID(uuidString: uniqueID) != nil else { return "" }
+            return uniqueID
         }
     }
 
@@ -78,13 +91,14 @@ extension DispatchStore {
                     // Columns as arrays: cheaper to send and read than JSON rows, thousands at a time.
                     try await connection.query(
                         """
-                        INSERT INTO delivery_outcomes (app_id, push_id, token, channel_id, status, reason, apns_id, priority, sent_at)
+                        INSERT INTO delivery_outcomes (app_id, push_id, token, channel_id, status, reason, apns_id, apns_unique_id, priority, sent_at)
                         SELECT \(push.appID), \(push.pushID), token, channel_id, status, NULLIF(reason, ''),
-                               NULLIF(apns_id, '')::uuid, priority, \(now)
+                               NULLIF(apns_id, '')::uuid, NULLIF(apns_unique_id, '')::uuid, priority, \(now)
                         FROM unnest(\(outcomes.map(\.target.token))::text[], \(outcomes.map(\.target.channelID))::uuid[],
                                     \(outcomes.map { Int16($0.status) })::smallint[], \(outcomes.map { $0.reason ?? "" })::text[],
-                                    \(outcomes.map { $0.apnsID ?? "" })::text[], \(outcomes.map { Int16($0.priority.rawValue) })::smallint[])
-                             AS r (token, channel_id, status, reason, apns_id, priority)
+                                    \(outcomes.map { $0.apnsID ?? "" })::text[], \(outcomes.map(\.storedUniqueID))::text[],
+                                    \(outcomes.map { Int16($0.priority.rawValue) })::smallint[])
+                             AS r (token, channel_id, status, reason, apns_id, apns_unique_id, priority)
                         """,
                         logger: self.logger)
                     // The console's sends per minute: a row per status, never updated, so workers never wait on each other.
