@@ -42,6 +42,7 @@ public struct Console: Sendable {
         ChannelPage(gate: gate, channels: stores.channels, console: stores.console, renderer: renderer).addRoutes(to: app)
         ActivitiesPage(gate: gate, console: stores.console, renderer: renderer).addRoutes(to: app)
         ActivityPage(gate: gate, console: stores.console, reports: stores.reports, renderer: renderer).addRoutes(to: app)
+        BroadcastChannelsPage(gate: gate, channels: stores.liveActivityChannels, renderer: renderer).addRoutes(to: app)
         PushesPage(gate: gate, reports: stores.reports, renderer: renderer).addRoutes(to: app)
         PushPage(
             gate: gate, reports: stores.reports, control: stores.control, dispatch: stores.dispatch, renderer: renderer

@@ -153,6 +153,31 @@ import Testing
             #expect(try await client.send(.post, "/api/push", harness.master(), Self.push("update", "final", audience: #"{"tag": "fans"}"#)).status == .accepted)
         }
     }
+
+    @Test func theConsoleShowsTheChannelsAndWhichPathAPushTook() async throws {
+        let apns = ChannelManagement()
+        try await APIHarness.run(broadcastChannels: apns) { harness, client in
+            #expect(try await client.send(.post, "/api/live_activity_channels", harness.master(), #"{"name": "final", "message_storage_policy": 0}"#).status == .created)
+            #expect(try await client.send(.post, "/api/live_activity_channels", harness.master(), #"{"name": "old", "message_storage_policy": 1}"#).status == .created)
+            #expect(try await client.send(.delete, "/api/live_activity_channels/old", harness.master()).status == .ok)
+            let start = try await client.send(.post, "/api/push", harness.master(), Self.push("start", "final"))
+            let startID = try #require((start.body["push_ids"] as? [String])?.first)
+
+            let session = try await ConsoleTests.signIn(client, harness.scores)
+            let base = "/console/app/\(harness.scores.app.appKey)"
+            let page = try await ConsoleTests.get(client, "\(base)/broadcast-channels", cookie: session)
+            #expect(page.status == .ok)
+            #expect(page.text.contains("Y2hhbm5lbC00==") && page.text.contains("0: no message stored"))
+            #expect(page.text.contains("Y2hhbm5lbC01==") && page.text.contains("by an admin"))
+            #expect(try await ConsoleTests.get(client, "\(base)/activities", cookie: session).text.contains("\(base)/broadcast-channels"))
+            let push = try await ConsoleTests.get(client, "\(base)/pushes/\(startID)", cookie: session)
+            #expect(push.text.contains("id=\"push-broadcast\"") && push.text.contains("input-push-channel"), "\(push.text)")
+            // Another app's console lists none of them.
+            let other = try await ConsoleTests.signIn(client, harness.orders)
+            let hidden = try await ConsoleTests.get(client, "/console/app/\(harness.orders.app.appKey)/broadcast-channels", cookie: other)
+            #expect(!hidden.text.contains("Y2hhbm5lbC0"))
+        }
+    }
 }
 
 extension APIHarness {
