@@ -106,7 +106,7 @@ for label, name, tokens in (("one broadcast publish (live activity channel)", "f
     displayed = after["accepted"] - before["accepted"]
     rows.append((label, reached, displayed, requests, newest - accepted, finished - accepted, report))
 
-print("| path | devices reached | deliveries the simulator counted | APNs requests | 202 → last device (s) | 202 → push done (s) |")
+print("| path | devices reached | device pushes the simulator accepted | APNs requests | 202 → last device (s) | 202 → push done (s) |")
 print("|---|---|---|---|---|---|")
 for label, reached, displayed, requests, last, done, _ in rows:
     print("| %s | %d | %d | %d | %.2f | %.2f |" % (label, reached, displayed, requests, last, done))
