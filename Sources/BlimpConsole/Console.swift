@@ -47,6 +47,8 @@ public struct Console: Sendable {
         PushPage(
             gate: gate, reports: stores.reports, control: stores.control, dispatch: stores.dispatch, renderer: renderer
         ).addRoutes(to: app)
-        ComposePage(gate: gate, intake: stores.intake, dispatch: stores.dispatch, renderer: renderer).addRoutes(to: app)
+        ComposePage(
+            gate: gate, intake: stores.intake, dispatch: stores.dispatch, liveActivityChannels: stores.liveActivityChannels, renderer: renderer
+        ).addRoutes(to: app)
     }
 }

@@ -172,6 +172,22 @@ import Testing
             #expect(try await ConsoleTests.get(client, "\(base)/activities", cookie: session).text.contains("\(base)/broadcast-channels"))
             let push = try await ConsoleTests.get(client, "\(base)/pushes/\(startID)", cookie: session)
             #expect(push.text.contains("id=\"push-broadcast\"") && push.text.contains("input-push-channel"), "\(push.text)")
+            // Compose follows the same rules: a tag audience is refused next to the field, "all" is published.
+            let compose = "\(base)/compose"
+            let csrf = try #require(try await ConsoleTests.get(client, compose, cookie: session).csrf)
+            let tagged = try await ConsoleTests.post(
+                client, compose, cookie: session,
+                [("csrf", csrf), ("event", "update"), ("name", "final"), ("content_state", #"{"home": 2}"#), ("aud_kind_0", "tag"),
+                 ("aud_value_0", "fans"), ("action", "send")])
+            #expect(tagged.status == .badRequest && tagged.text.contains("id=\"error-audience\""), "\(tagged.text)")
+            let sent = try await ConsoleTests.post(
+                client, compose, cookie: session,
+                [("csrf", csrf), ("event", "update"), ("name", "final"), ("content_state", #"{"home": 2}"#), ("action", "send")])
+            #expect(sent.status == .seeOther)
+            let composed = try await harness.database.query(
+                "SELECT count(*)::int FROM pushes WHERE event = 'update' AND broadcast_channel_id = 'Y2hhbm5lbC00=='", logger: TestDatabase.logger
+            ).decode(Int.self).reduce(into: []) { $0.append($1) }
+            #expect(composed == [1])
             // Another app's console lists none of them.
             let other = try await ConsoleTests.signIn(client, harness.orders)
             let hidden = try await ConsoleTests.get(client, "/console/app/\(harness.orders.app.appKey)/broadcast-channels", cookie: other)

@@ -75,23 +75,18 @@ struct PushController: Sendable {
     private func pushes(in request: Request, appID: Int64) async throws -> (pushes: [Push], isBatch: Bool, channels: [String: String]) {
         let json = try await AirshipJSON.json(from: request, upTo: Self.maximumBody)
         let pushes = try Push.pushes(in: json)
-        let paths = pushes.indices.map { json.isArray ? "[\($0)]." : "" }
-        let names = pushes.compactMap { push -> String? in if case .liveActivity(let activity) = push.content { activity.name } else { nil } }
-        let channels = try BroadcastRules.channels(
-            for: pushes, paths: paths, channels: try await self.liveActivityChannels.newest(names: Array(Set(names)), appID: appID))
-        let placeholder = Int64(self.now().timeIntervalSince1970)
-        for (push, path) in zip(pushes, paths) {
-            var timestamp: Int64?
-            var channel: String?
-            var published = false
-            if case .liveActivity(let activity) = push.content {
-                (timestamp, channel) = (activity.timestamp, channels[activity.name])
-                published = channel != nil && activity.event != .start
-            }
-            try APNsPayload(push, timestamp: timestamp ?? placeholder, broadcastChannelID: channel)
-                .checkSize(at: path + "notification", broadcast: published)
+        let newest = try await self.liveActivityChannels.newest(names: BroadcastRules.names(in: pushes), appID: appID)
+        do {
+            let channels = try BroadcastRules.channels(
+                for: pushes, paths: pushes.indices.map { json.isArray ? "[\($0)]." : "" }, newest: newest,
+                timestamp: Int64(self.now().timeIntervalSince1970))
+            return (pushes, json.isArray, channels)
+        } catch {
+            guard error.isChannelGone else { throw AirshipError.invalid(error.field) }
+            throw AirshipError(
+                .conflict, "APNs deleted the live activity channel of this Live Activity name.",
+                details: .init(error: error.field.message, path: error.field.path))
         }
-        return (pushes, json.isArray, channels)
     }
 
     func report(_ request: Request, _ context: some RequestContext) async throws -> Response {
