@@ -3,6 +3,7 @@ import BlimpCore
 import BlimpSimulator
 import BlimpTestSupport
 import Foundation
+import Synchronization
 import Testing
 
 /// The broadcast client against the simulator over real TLS and HTTP/2 on loopback (reference:
@@ -72,6 +73,22 @@ import Testing
                 #expect(error == .rejected(status: 403, reason: .invalidProviderToken))
                 #expect(!"\(error)".contains("bearer"))
             }
+        }
+    }
+
+    /// A token APNs calls expired is renewed once and the request sent again (reference §2.2): the client's clock
+    /// signs the first token 61 minutes early, then runs true.
+    @Test func anExpiredProviderTokenIsRenewedOnce() async throws {
+        try await SimulatorHarness.with { harness in
+            let calls = Mutex(0)
+            let client = try APNsBroadcastClient(
+                endpoint: try APNsEndpointSettings(overrideURL: "https://127.0.0.1:\(harness.port)", caFile: harness.caFile),
+                logger: TestDatabase.logger,
+                now: { calls.withLock { $0 += 1; return $0 } == 1 ? Date().addingTimeInterval(-61 * 60) : Date() })
+            let listed = try? await client.list(bundleID: Self.bundleID, key: harness.key, environment: .sandbox)
+            await client.shutdown()
+            #expect(listed == [])
+            #expect(harness.apns.counters().rejected == ["ExpiredProviderToken": 1])
         }
     }
 

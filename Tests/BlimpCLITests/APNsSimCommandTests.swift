@@ -108,6 +108,58 @@ import Testing
         }
     }
 
+    /// `--environment production` sends no `apns-unique-id`; `--channel-limit` bounds each bundle id's broadcast
+    /// channels, which `GET /channels` lists.
+    @Test func theEnvironmentAndChannelLimitAreFlags() async throws {
+        try await withTemporaryFolder { folder in
+            let pem = TestKeys.p8()
+            let keyFile = folder.appendingPathComponent("AuthKey_ABC123DEFG.p8").path
+            try pem.write(toFile: keyFile, atomically: true, encoding: .utf8)
+            let (port, adminPort) = (freePort(), freePort())
+            let sim = try BlimpProcess([
+                "apns-sim", "--port", "\(port)", "--admin-port", "\(adminPort)", "--state-dir", folder.path,
+                "--trust-key", "ABC123DEFG:DEF123GHIJ:\(keyFile)", "--environment", "production", "--channel-limit", "1",
+            ])
+            let admin = "http://127.0.0.1:\(adminPort)"
+            try await waitUntilServing("\(admin)/counters")
+            let endpoint = try APNsEndpointSettings(
+                overrideURL: "https://127.0.0.1:\(port)", caFile: folder.appendingPathComponent("ca.pem").path)
+            let client = try APNsClient(configuration: APNsClientConfiguration(endpoint: endpoint), logger: TestDatabase.logger)
+            let broadcasts = try APNsBroadcastClient(endpoint: endpoint, logger: TestDatabase.logger)
+            let key = try APNsSigningKey(pem: pem, keyID: "ABC123DEFG", teamID: "DEF123GHIJ")
+
+            let push = APNsRequest(
+                deviceToken: DeviceToken(String(repeating: "cd", count: 32))!, pushType: .liveActivity,
+                topic: "com.example.demo.push-type.liveactivity",
+                payload: Array(#"{"aps":{"timestamp":1700000000,"event":"update","content-state":{"score":1}}}"#.utf8))
+            let answer = await client.send(push, key: key, environment: .production)
+            let channel = try? await broadcasts.create(
+                storagePolicy: .mostRecentMessageStored, bundleID: "com.example.demo", key: key, environment: .production)
+            var refused: APNsBroadcastError?
+            do throws(APNsBroadcastError) {
+                _ = try await broadcasts.create(storagePolicy: .noMessageStored, bundleID: "com.example.demo", key: key, environment: .production)
+            } catch {
+                refused = error
+            }
+            let channels = try await get("\(admin)/channels")
+            await client.shutdown()
+            await broadcasts.shutdown()
+            sim.signal(SIGTERM)
+            #expect(await sim.wait().status == 0)
+
+            guard case .accepted(_, nil) = answer else {
+                Issue.record("not accepted without apns-unique-id: \(answer)")
+                return
+            }
+            #expect(refused == .rejected(status: 400, reason: .cannotCreateChannelConfig))
+            let id = try #require(channel)
+            #expect(channels.0 == 200)
+            let listed = try JSONSerialization.jsonObject(with: Data(channels.1.utf8)) as? [[String: Any]]
+            #expect(listed?.map { $0["id"] as? String } == [id], "\(channels.1)")
+            #expect(listed?.first?["storage_policy"] as? Int == 1 && listed?.first?["subscribers"] as? Int == 0, "\(channels.1)")
+        }
+    }
+
     @Test func aMalformedTrustKeyIsOneLine() async throws {
         let result = try await BlimpProcess.run(["apns-sim", "--trust-key", "ABC123DEFG-no-team"])
         #expect(result.status != 0)

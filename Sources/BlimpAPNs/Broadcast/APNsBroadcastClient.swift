@@ -74,7 +74,8 @@ public final class APNsBroadcastClient: APNsBroadcastChannels, APNsBroadcastPubl
     ) async throws(APNsBroadcastError) -> String {
         let body = #"{"message-storage-policy":\#(storagePolicy.rawValue),"push-type":"LiveActivity"}"#
         let answer = try await self.channelRequest(.POST, "channels", bundleID: bundleID, key: key, environment: environment, body: Array(body.utf8))
-        guard answer.status == 201, let channelID = answer.headers.first(name: "apns-channel-id"), !channelID.isEmpty else {
+        // Apple documents 201; a user reported 200 (reference §3.6, §8 item 3). Either carries the id in the header.
+        guard answer.status == 201 || answer.status == 200, let channelID = answer.headers.first(name: "apns-channel-id"), !channelID.isEmpty else {
             throw answer.unexpected
         }
         return channelID
@@ -96,7 +97,8 @@ public final class APNsBroadcastClient: APNsBroadcastChannels, APNsBroadcastPubl
     ) async throws(APNsBroadcastError) {
         let answer = try await self.channelRequest(
             .DELETE, "channels", bundleID: bundleID, key: key, environment: environment, channelID: channelID)
-        guard answer.status == 204 || answer.status == 200 else { throw answer.unexpected }
+        // Apple documents 204; any success will do.
+        guard (200..<300).contains(answer.status) else { throw answer.unexpected }
     }
 
     public func list(bundleID: String, key: APNsSigningKey, environment: APNsEnvironment) async throws(APNsBroadcastError) -> [String] {
