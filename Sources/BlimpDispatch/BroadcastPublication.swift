@@ -20,11 +20,12 @@ struct BroadcastPublication {
 
     /// Publishes `push` to `channelID` and records the outcome; `false` when the worker no longer holds the part.
     func publish(_ push: ClaimedPush, to channelID: String, expiration: Int64?) async throws -> Bool {
+        let requestID = UUID.random()
         let request = APNsBroadcastRequest(
             channelID: channelID, priority: push.priority,
             // A channel that stores no message takes only 0 (reference §1.6, BadExpirationDate).
             expiration: push.broadcastStoragePolicy == .mostRecentMessageStored ? expiration ?? 0 : 0,
-            requestID: UUID.random(), payload: push.body)
+            requestID: requestID, payload: push.body)
         var attempt = 1
         var response: APNsResponse
         while true {
@@ -35,12 +36,12 @@ struct BroadcastPublication {
         }
         let outcome: DispatchStore.BroadcastOutcome
         switch response {
-        case .accepted: outcome = .init(status: 200, reason: nil, requestID: request.requestID!, publishedAt: self.now())
-        case .rejected(let status, let reason, _): outcome = .init(status: status, reason: reason?.rawValue, requestID: request.requestID!, publishedAt: self.now())
-        case .noResponse: outcome = .init(status: 0, reason: nil, requestID: request.requestID!, publishedAt: self.now())
+        case .accepted: outcome = .init(status: 200, reason: nil, requestID: requestID, publishedAt: self.now())
+        case .rejected(let status, let reason, _): outcome = .init(status: status, reason: reason?.rawValue, requestID: requestID, publishedAt: self.now())
+        case .noResponse: outcome = .init(status: 0, reason: nil, requestID: requestID, publishedAt: self.now())
         }
         var metadata: Logger.Metadata = [
-            "push.id": "\(push.pushID.lowercaseString)", "apns.channel_id": "\(channelID)", "apns.request_id": "\(request.requestID!.lowercaseString)",
+            "push.id": "\(push.pushID.lowercaseString)", "apns.channel_id": "\(channelID)", "apns.request_id": "\(requestID.lowercaseString)",
             "status": "\(outcome.status)", "attempts": "\(attempt)",
         ]
         if let reason = outcome.reason { metadata["reason"] = "\(reason)" }

@@ -74,9 +74,9 @@ struct LiveActivityChannelController: Sendable {
         } catch {
             throw Self.airshipError(error)
         }
-        channel.deletedAt = self.now()
-        channel.deletion = .admin
-        try await self.channels.markDeleted(channel.apnsChannelID, appID: caller.app.id, reason: .admin, at: channel.deletedAt!)
+        let deletedAt = self.now()
+        (channel.deletedAt, channel.deletion) = (deletedAt, .admin)
+        try await self.channels.markDeleted(channel.apnsChannelID, appID: caller.app.id, reason: .admin, at: deletedAt)
         return AirshipJSON.response(json: Self.answer("live_activity_channel", channel.json))
     }
 
