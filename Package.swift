@@ -286,6 +286,7 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             // The console's browser test (Selenium) and promtool's tests of the alerting rules, run from the source tree.

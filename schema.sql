@@ -506,3 +506,35 @@ CREATE INDEX CONCURRENTLY live_activities_removed_by_name
 DROP INDEX CONCURRENTLY IF EXISTS awaiting_activities_expired_by_name;
 CREATE INDEX CONCURRENTLY awaiting_activities_expired_by_name
     ON awaiting_activities (app_id, name, channel_id) WHERE state = 'expired';
+
+-- version 16: live activity broadcast channels
+-- The app's iOS 18 broadcast channels (APNs's, never Airship channels), each backing a Live Activity name: what APNs's
+-- channel management answered (`apns-channel-id`) and the storage policy it was created with. At most one live channel
+-- per name; a deleted one stays, with when and why: `admin` (deleted through the API), `ended` (an end published through
+-- it, after which Blimp deleted it at APNs) or `apns` (a publish answered ChannelNotRegistered or BadChannelId). Until an
+-- admin acknowledges a channel APNs deleted (acknowledged_at), the Push API refuses the name, which would otherwise
+-- quietly reach no subscriber (reference: apns-live-activities.md §3.6).
+CREATE TABLE live_activity_channels (
+    app_id          bigint NOT NULL REFERENCES apps (id) ON DELETE CASCADE,
+    name            text NOT NULL,
+    apns_channel_id text NOT NULL,
+    storage_policy  smallint NOT NULL CHECK (storage_policy IN (0, 1)),
+    created_at      timestamptz NOT NULL,
+    deleted_at      timestamptz,
+    deleted_reason  text CHECK (deleted_reason IN ('admin', 'ended', 'apns')),
+    acknowledged_at timestamptz,
+    PRIMARY KEY (app_id, apns_channel_id),
+    CHECK ((deleted_at IS NULL) = (deleted_reason IS NULL))
+);
+-- At most one live channel per name.
+CREATE UNIQUE INDEX live_activity_channels_live ON live_activity_channels (app_id, name) WHERE deleted_at IS NULL;
+-- A name's channels, newest first: what the Push API checks for each Live Activity name it accepts.
+CREATE INDEX live_activity_channels_by_name ON live_activity_channels (app_id, name, created_at DESC);
+-- The channel a push went through: a start subscribed its activities to it with `input-push-channel` (such activities
+-- never report an update token, so they never await one), an update or end is published to it once. For an update or
+-- end, what APNs answered the publish (status 0: no answer), its `apns-request-id` and when.
+ALTER TABLE pushes ADD COLUMN broadcast_channel_id text;
+ALTER TABLE pushes ADD COLUMN broadcast_status smallint;
+ALTER TABLE pushes ADD COLUMN broadcast_reason text;
+ALTER TABLE pushes ADD COLUMN broadcast_request_id uuid;
+ALTER TABLE pushes ADD COLUMN broadcast_published_at timestamptz;

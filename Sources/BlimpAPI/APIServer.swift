@@ -12,16 +12,20 @@ public struct APIConfiguration: Sendable {
     public var publicURL: String?
     /// Rate limits and timeouts.
     public var limits: APILimits
+    /// APNs's channel management, for live activity channels; `nil`: creating or deleting one answers 503. The API
+    /// sends no pushes.
+    public var broadcastChannels: (any APNsBroadcastChannels)?
     /// The clock; tests inject their own.
     public var now: @Sendable () -> Date
 
     public init(
         serverKey: ServerKey, publicURL: String? = nil, limits: APILimits = APILimits(),
-        now: @escaping @Sendable () -> Date = Date.init
+        broadcastChannels: (any APNsBroadcastChannels)? = nil, now: @escaping @Sendable () -> Date = Date.init
     ) {
         self.serverKey = serverKey
         self.publicURL = publicURL
         self.limits = limits
+        self.broadcastChannels = broadcastChannels
         self.now = now
     }
 }
@@ -66,8 +70,13 @@ public enum APIServer {
         NamedUserController(auth: auth, namedUsers: stores.namedUsers, publicURL: publicURL).addRoutes(to: api)
         LiveActivityController(auth: auth, channels: stores.channels, publicURL: publicURL).addRoutes(to: api)
         PushController(
-            auth: auth, intake: stores.intake, reports: stores.reports, control: stores.control, publicURL: publicURL,
+            auth: auth, intake: stores.intake, reports: stores.reports, control: stores.control,
+            liveActivityChannels: stores.liveActivityChannels, publicURL: publicURL,
             now: configuration.now
+        ).addRoutes(to: api)
+        LiveActivityChannelController(
+            auth: auth, channels: stores.liveActivityChannels, apps: stores.apps, serverKey: configuration.serverKey,
+            apns: configuration.broadcastChannels, now: configuration.now
         ).addRoutes(to: api)
         return router
     }

@@ -42,10 +42,13 @@ public struct Console: Sendable {
         ChannelPage(gate: gate, channels: stores.channels, console: stores.console, renderer: renderer).addRoutes(to: app)
         ActivitiesPage(gate: gate, console: stores.console, renderer: renderer).addRoutes(to: app)
         ActivityPage(gate: gate, channels: stores.channels, reports: stores.reports, renderer: renderer).addRoutes(to: app)
+        BroadcastChannelsPage(gate: gate, channels: stores.liveActivityChannels, renderer: renderer).addRoutes(to: app)
         PushesPage(gate: gate, reports: stores.reports, renderer: renderer).addRoutes(to: app)
         PushPage(
             gate: gate, reports: stores.reports, control: stores.control, dispatch: stores.dispatch, renderer: renderer
         ).addRoutes(to: app)
-        ComposePage(gate: gate, intake: stores.intake, dispatch: stores.dispatch, renderer: renderer).addRoutes(to: app)
+        ComposePage(
+            gate: gate, intake: stores.intake, dispatch: stores.dispatch, liveActivityChannels: stores.liveActivityChannels, renderer: renderer
+        ).addRoutes(to: app)
     }
 }

@@ -13,6 +13,10 @@ struct DispatchFailure: Error {
         DispatchFailure(reason: "APNs refused the app's credentials or topic: \(reason)", isPermanent: true)
     }
 
+    /// The push goes through a live activity channel and the worker was built without a broadcast client.
+    static let noBroadcastClient = DispatchFailure(
+        reason: "the push is published to a live activity channel and this worker has no APNs broadcast client", isPermanent: true)
+
     /// What `error` means for the part.
     init(_ error: any Error) {
         switch error {

@@ -9,10 +9,15 @@ import Tracing
 /// Delivers one claimed part of a push: its targets in keyset batches (the next batch read while the current one is
 /// sent), each token's request through the APNs client with retries, and after each batch one checkpoint of
 /// outcomes, counts and cursor. A whole push's first full batch splits the rest of its range into parts that other
-/// claim loops take up. An update stops, superseded, as soon as a newer update or end of its name is waiting.
+/// claim loops take up. An update stops, superseded, as soon as a newer update or end of its name is waiting. An update
+/// or end of a name backed by a live activity channel is first published once to the channel
+/// (``BroadcastPublication``); the tokens of the name's activities that track one are sent to as usual.
 struct FanOut {
     let store: DispatchStore
     let apns: APNsClient
+    /// Publishing to live activity channels and deleting them; `nil`: a push through one fails.
+    let broadcast: (any APNsBroadcastChannels & APNsBroadcastPublishing)?
+    let liveActivityChannels: LiveActivityChannelStore
     let delivery: DeliveryTarget
     let configuration: WorkerConfiguration
     let worker: String
@@ -39,6 +44,13 @@ struct FanOut {
     }
 
     func run(_ claimed: ClaimedPush) async throws -> Ending {
+        if let channelID = claimed.pendingBroadcast {
+            guard let broadcast = self.broadcast else { throw DispatchFailure.noBroadcastClient }
+            let publication = BroadcastPublication(
+                store: self.store, channels: self.liveActivityChannels, apns: broadcast, delivery: self.delivery,
+                policy: self.configuration.delivery, worker: self.worker, logger: self.logger, now: self.now)
+            guard try await publication.publish(claimed, to: channelID, expiration: self.expiration(of: claimed)) else { return .abandoned }
+        }
         var push = claimed
         let limit = self.configuration.batchSize
         // Held first, then targets read: a token reported before the hold is among them, one after releases the push.
@@ -164,7 +176,7 @@ struct FanOut {
     }
 
     /// `apns-expiration`: the push's own expiry; for a Live Activity, never after the activity can be updated.
-    private func expiration(of push: ClaimedPush) -> Int64? {
+    func expiration(of push: ClaimedPush) -> Int64? {
         var expiry = push.expiresAt
         if case .liveActivity = push.kind {
             let lifetime = self.now().addingTimeInterval(LiveActivityLifetime.updatable)

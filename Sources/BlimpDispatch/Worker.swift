@@ -37,6 +37,9 @@ public final class Worker: Service, Sendable {
     let store: DispatchStore
     let apps: AppStore
     public let apns: APNsClient
+    /// Publishes to live activity channels and deletes those an end went through; `nil`: a push through one fails.
+    let broadcast: (any APNsBroadcastChannels & APNsBroadcastPublishing)?
+    let liveActivityChannels: LiveActivityChannelStore
     let serverKey: ServerKey
     let configuration: WorkerConfiguration
     let name: String
@@ -48,6 +51,7 @@ public final class Worker: Service, Sendable {
         database: PostgresClient,
         listening: Listening = .onDatabase,
         apns: APNsClient,
+        broadcast: (any APNsBroadcastChannels & APNsBroadcastPublishing)? = nil,
         serverKey: ServerKey,
         configuration: WorkerConfiguration = WorkerConfiguration(),
         name: String? = nil,
@@ -64,6 +68,8 @@ public final class Worker: Service, Sendable {
         self.store = DispatchStore(client: database, logger: logger)
         self.apps = AppStore(client: database, logger: logger)
         self.apns = apns
+        self.broadcast = broadcast
+        self.liveActivityChannels = LiveActivityChannelStore(client: database, logger: logger)
         self.serverKey = serverKey
         self.configuration = configuration
         self.name = name ?? "worker-\(UUID.random().lowercaseString.prefix(8))"
@@ -136,9 +142,7 @@ public final class Worker: Service, Sendable {
             metadata["app.key"] = "\(delivery.appKey)"
             span.attributes["blimp.app.key"] = delivery.appKey
             self.logger.debug("part claimed", metadata: metadata)
-            let fanOut = FanOut(
-                store: self.store, apns: self.apns, delivery: delivery, configuration: self.configuration, worker: self.name,
-                logger: self.logger, now: self.now)
+            let fanOut = self.fanOut(delivering: delivery)
             let ending = try await self.renewingLease(of: push) { try await fanOut.run(push) }
             if case .abandoned = ending { try await self.store.release(push, worker: self.name) }
             self.logger.debug("part \(ending)", metadata: metadata)
@@ -174,14 +178,18 @@ public final class Worker: Service, Sendable {
                 self.logger.error("held push dropped: its release failed every attempt", metadata: metadata)
                 return
             }
-            let fanOut = FanOut(
-                store: self.store, apns: self.apns, delivery: try await self.profile(of: released.push.appID),
-                configuration: self.configuration, worker: self.name, logger: self.logger, now: self.now)
-            try await fanOut.run(released)
+            try await self.fanOut(delivering: try await self.profile(of: released.push.appID)).run(released)
             self.logger.debug("held push sent", metadata: metadata)
         } catch {
             self.logger.error("held push not sent; it will be tried again", metadata: metadata.merging(["error": "\(error)"]) { $1 })
         }
+    }
+
+    /// A fan-out for the app of `delivery`, through this worker's clients.
+    private func fanOut(delivering delivery: FanOut.DeliveryTarget) -> FanOut {
+        FanOut(
+            store: self.store, apns: self.apns, broadcast: self.broadcast, liveActivityChannels: self.liveActivityChannels,
+            delivery: delivery, configuration: self.configuration, worker: self.name, logger: self.logger, now: self.now)
     }
 
     /// Runs `body` while renewing the part's lease every third of its length, so that an APNs slower than the lease

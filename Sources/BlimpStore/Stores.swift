@@ -20,6 +20,7 @@ public struct Stores: Sendable {
     public let dispatch: DispatchStore
     public let console: ConsoleStore
     public let sessions: ConsoleSessions
+    public let liveActivityChannels: LiveActivityChannelStore
 
     /// With `preparedStatements` (not through a transaction pooler), the writes every device makes are prepared once
     /// per connection; `now` is the clock for lifetimes and acceptance times (tests inject their own).
@@ -38,5 +39,6 @@ public struct Stores: Sendable {
         self.dispatch = DispatchStore(client: client, logger: logger)
         self.console = ConsoleStore(client: client, logger: logger)
         self.sessions = ConsoleSessions(client: client, logger: logger)
+        self.liveActivityChannels = LiveActivityChannelStore(client: client, logger: logger)
     }
 }

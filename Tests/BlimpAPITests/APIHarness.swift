@@ -28,6 +28,7 @@ struct APIHarness {
         publicURL: String? = Self.publicURL,
         limits: APILimits = APILimits(),
         adminToken: String? = nil,
+        broadcastChannels: (any APNsBroadcastChannels)? = nil,
         _ body: @escaping @Sendable (APIHarness, any TestClientProtocol) async throws -> Void
     ) async throws {
         try await TestDatabase.withFreshDatabase { _, database in
@@ -39,7 +40,8 @@ struct APIHarness {
                 database: database,
                 serverKey: serverKey
             )
-            let configuration = APIConfiguration(serverKey: serverKey, publicURL: publicURL, limits: limits, now: { harness.clock.now })
+            let configuration = APIConfiguration(
+                serverKey: serverKey, publicURL: publicURL, limits: limits, broadcastChannels: broadcastChannels, now: { harness.clock.now })
             let app = Application(
                 router: BlimpServer.buildRouter(
                     database: database, configuration: configuration, adminToken: adminToken, logger: TestDatabase.logger)

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import BlimpTestSupport
 import Foundation
+import NIOHTTP1
 import NIOCore
 import Testing
 
@@ -9,7 +10,8 @@ import Glibc
 #endif
 
 /// A small deployment of real processes on one database: `blimp apns-sim` trusting the Scores app's key, `blimp api`
-/// and `blimp worker` sending to the simulator, each with the extra arguments and environment a test gives.
+/// and `blimp worker` sending to the simulator (the API manages live activity channels there), each with the extra
+/// arguments and environment a test gives.
 struct ProcessDeployment {
     let environment: [String: String]
     let scores: [String: String]
@@ -18,13 +20,13 @@ struct ProcessDeployment {
     let worker: BlimpProcess
     /// The API's base URL.
     let base: String
-    /// The simulator's admin endpoint, for what its devices received.
+    /// The simulator's admin URL.
     let simulatorAdmin: String
 
     /// Creates the Scores app in `url`'s database and starts the processes, once each serves.
     init(
         database url: String, in folder: URL, environment extra: [String: String] = [:], apiArguments: [String] = [],
-        workerArguments: [String] = [], workerReady: String? = nil
+        workerArguments: [String] = [], simulatorArguments: [String] = [], workerReady: String? = nil
     ) async throws {
         var environment = ["DATABASE_URL": url, "BLIMP_SECRET_KEY": TestKeys.serverKeyBase64()]
         let (scores, keyFile) = try await BlimpProcess.createScores(in: folder, environment: environment)
@@ -32,16 +34,16 @@ struct ProcessDeployment {
         let (simPort, simAdminPort, apiPort) = (freePort(), freePort(), freePort())
         self.simulator = try BlimpProcess(
             ["apns-sim", "--port", "\(simPort)", "--admin-port", "\(simAdminPort)", "--state-dir", folder.appendingPathComponent("sim").path,
-             "--trust-key", "ABC123DEFG:DEF123GHIJ:\(keyFile.path)"])
+             "--trust-key", "ABC123DEFG:DEF123GHIJ:\(keyFile.path)"] + simulatorArguments)
         self.simulatorAdmin = "http://127.0.0.1:\(simAdminPort)"
         try await waitUntilServing("\(self.simulatorAdmin)/counters")
+        // The API too reaches APNs, for channel management only.
+        environment["BLIMP_APNS_URL"] = "https://127.0.0.1:\(simPort)"
+        environment["BLIMP_APNS_CA_FILE"] = folder.appendingPathComponent("sim/ca.pem").path
         self.api = try BlimpProcess(["api", "--port", "\(apiPort)"] + apiArguments, environment: environment)
         self.base = "http://127.0.0.1:\(apiPort)"
         try await waitUntilServing("\(self.base)/health")
-        var workerEnvironment = environment
-        workerEnvironment["BLIMP_APNS_URL"] = "https://127.0.0.1:\(simPort)"
-        workerEnvironment["BLIMP_APNS_CA_FILE"] = folder.appendingPathComponent("sim/ca.pem").path
-        self.worker = try BlimpProcess(["worker"] + workerArguments, environment: workerEnvironment)
+        self.worker = try BlimpProcess(["worker"] + workerArguments, environment: environment)
         if let workerReady { try await waitUntilServing(workerReady) }
         self.environment = environment
         self.scores = scores
@@ -50,11 +52,13 @@ struct ProcessDeployment {
     /// The Scores app's phones, through this API.
     var phones: DeviceAPI { DeviceAPI(url: self.base, appKey: self.scores["app_key"]!, appSecret: self.scores["app_secret"]!) }
 
-    /// `GET path`, or `POST path` with `body`, with the Scores app's master secret and `headers`: the status and the
-    /// body.
-    func request(_ path: String, posting body: String? = nil, headers: [String: String] = [:]) async throws -> (Int, String) {
-        var request = HTTPClientRequest(url: self.base + path)
-        request.method = body == nil ? .GET : .POST
+    /// `GET path`, or `POST path` with `body` (or `method`), with the Scores app's master secret and `headers`: the
+    /// status and the body.
+    func request(
+        _ path: String, posting body: String? = nil, method: HTTPMethod? = nil, headers: [String: String] = [:], baseURL: String? = nil
+    ) async throws -> (Int, String) {
+        var request = HTTPClientRequest(url: (baseURL ?? self.base) + path)
+        request.method = method ?? (body == nil ? .GET : .POST)
         let credentials = "\(self.scores["app_key"]!):\(self.scores["master_secret"]!)"
         request.headers.add(name: "Authorization", value: "Basic " + Data(credentials.utf8).base64EncodedString())
         request.headers.add(name: "Accept", value: "application/vnd.urbanairship+json; version=3")

@@ -12,6 +12,7 @@ struct PushController: Sendable {
     let intake: PushIntake
     let reports: PushReports
     let control: PushControl
+    let liveActivityChannels: LiveActivityChannelStore
     let publicURL: PublicURL
     let now: @Sendable () -> Date
 
@@ -44,8 +45,8 @@ struct PushController: Sendable {
     private func queue(_ request: Request) async throws -> Response {
         let caller = try await self.auth.master(request, .push)
         let key = try Self.idempotencyKey(of: request)
-        let (pushes, isBatch) = try await self.pushes(in: request)
-        let submission = PushSubmission(appID: caller.app.id, pushes: pushes, idempotencyKey: key)
+        let (pushes, isBatch, channels) = try await self.pushes(in: request, appID: caller.app.id)
+        let submission = PushSubmission(appID: caller.app.id, pushes: pushes, idempotencyKey: key, broadcastChannels: channels)
         switch try await self.intake.accept(submission) {
         case .accepted(let operationID, let pushIDs):
             return AirshipJSON.response(status: .accepted, json: Self.accepted(operationID: operationID, pushIDs: pushIDs))
@@ -63,23 +64,29 @@ struct PushController: Sendable {
     }
 
     func validate(_ request: Request) async throws -> Response {
-        _ = try await self.auth.master(request, .push)
-        _ = try await self.pushes(in: request)
+        let caller = try await self.auth.master(request, .push)
+        _ = try await self.pushes(in: request, appID: caller.app.id)
         return AirshipJSON.ok()
     }
 
-    /// The request's pushes, checked as they will be sent (a payload larger than APNs takes is refused here), and
-    /// whether they came as an array.
-    private func pushes(in request: Request) async throws -> (pushes: [Push], isBatch: Bool) {
+    /// The request's pushes, checked as they will be sent (a payload larger than APNs takes is refused here, and a
+    /// name backed by a live activity channel must follow ``BroadcastRules``), whether they came as an array, and the
+    /// live activity channel ids of their names that have one.
+    private func pushes(in request: Request, appID: Int64) async throws -> (pushes: [Push], isBatch: Bool, channels: [String: String]) {
         let json = try await AirshipJSON.json(from: request, upTo: Self.maximumBody)
         let pushes = try Push.pushes(in: json)
-        let placeholder = Int64(self.now().timeIntervalSince1970)
-        for (index, push) in pushes.enumerated() {
-            let timestamp: Int64? = if case .liveActivity(let activity) = push.content { activity.timestamp } else { nil }
-            try APNsPayload(push, timestamp: timestamp ?? placeholder)
-                .checkSize(at: (json.isArray ? "[\(index)]." : "") + "notification")
+        let newest = try await self.liveActivityChannels.newest(names: BroadcastRules.names(in: pushes), appID: appID)
+        do {
+            let channels = try BroadcastRules.channels(
+                for: pushes, paths: pushes.indices.map { json.isArray ? "[\($0)]." : "" }, newest: newest,
+                timestamp: Int64(self.now().timeIntervalSince1970))
+            return (pushes, json.isArray, channels)
+        } catch {
+            guard error.isChannelGone else { throw AirshipError.invalid(error.field) }
+            throw AirshipError(
+                .conflict, "APNs deleted the live activity channel of this Live Activity name.",
+                details: .init(error: error.field.message, path: error.field.path))
         }
-        return (pushes, json.isArray)
     }
 
     func report(_ request: Request, _ context: some RequestContext) async throws -> Response {

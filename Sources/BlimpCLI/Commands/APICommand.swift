@@ -1,5 +1,6 @@
 import ArgumentParser
 import BlimpAPI
+import BlimpAPNs
 import BlimpCore
 import BlimpStore
 import Foundation
@@ -30,20 +31,24 @@ struct APICommand: AsyncParsableCommand {
             logger.notice(
                 "DATABASE_URL goes through a transaction pooler and DATABASE_DIRECT_URL is unset: the janitor's deletes run under the role's statement_timeout")
         }
-        let services = self.listen.buildAPI(
-            database: url, janitor: janitorURL, serverKey: serverKey, limits: self.limits.limits, logger: logger)
+        let services = try self.listen.buildAPI(
+            database: url, janitor: janitorURL, serverKey: serverKey, limits: self.limits.limits, apns: try APNsEndpointSetting.resolve(),
+            logger: logger)
         try await runServices([tracing].compactMap { $0 } + services.all + services.metrics(metrics, logger: logger), logger: logger)
+        await services.broadcast.shutdown()
     }
 }
 
 /// The API process's services: the database clients, which must run first, the API, and the janitor that deletes
 /// expired Live Activities, idempotency keys, old delivery outcomes, nonces, console sessions and send tallies, and
-/// refreshes the console's rollups.
+/// refreshes the console's rollups; and the APNs channel-management client live activity channels are created and
+/// deleted with (the API sends no pushes), for the caller to shut down after the services.
 struct APIServices {
     let database: PostgresClient
     let janitorDatabase: PostgresClient
     var api: Application<RouterResponder<APIRequestContext>>
     let janitor: Janitor
+    let broadcast: APNsBroadcastClient
 
     var all: [any Service] { [self.database, self.janitorDatabase, self.api, self.janitor] }
 
@@ -60,10 +65,11 @@ struct APIServices {
 extension ListenOptions {
     /// The HTTP server (the API and the console: ``BlimpServer``) on these options' address, with the database clients
     /// it needs running before it; the janitor connects to `janitor` (PostgreSQL itself, when `url` goes through a
-    /// transaction pooler), else to `url`.
-    func buildAPI(database url: DatabaseURL, janitor janitorURL: DatabaseURL? = nil, serverKey: ServerKey, limits: APILimits, logger: Logger)
-        -> APIServices
-    {
+    /// transaction pooler), else to `url`. Live activity channels are managed at `apns`'s channel-management host.
+    func buildAPI(
+        database url: DatabaseURL, janitor janitorURL: DatabaseURL? = nil, serverKey: ServerKey, limits: APILimits,
+        apns: APNsEndpointSettings, logger: Logger
+    ) throws -> APIServices {
         // Statements of the API's requests end with their request; the janitor's long deletes have connections of
         // their own, without that limit.
         let database = PostgresClient(
@@ -71,11 +77,12 @@ extension ListenOptions {
         var janitorConfiguration = (janitorURL ?? url).clientConfiguration(statementTimeout: .zero)
         janitorConfiguration.options.maximumConnections = 1
         let janitorDatabase = PostgresClient(pool: "janitor", configuration: janitorConfiguration, logger: logger)
+        let broadcast = try APNsBroadcastClient(endpoint: apns, logger: logger)
         var api = BlimpServer.buildApplication(
             host: self.host,
             port: self.port,
             database: database,
-            configuration: APIConfiguration(serverKey: serverKey, publicURL: self.publicURL, limits: limits),
+            configuration: APIConfiguration(serverKey: serverKey, publicURL: self.publicURL, limits: limits, broadcastChannels: broadcast),
             adminToken: self.adminToken,
             preparedStatements: !url.pooled,
             logger: logger
@@ -103,7 +110,7 @@ extension ListenOptions {
         if url.pooled {
             api.beforeServerStarts { await Self.checkPooledSessions(of: database, url: url, statementTimeout: limits.requestTimeout, logger: logger) }
         }
-        return APIServices(database: database, janitorDatabase: janitorDatabase, api: api, janitor: janitor)
+        return APIServices(database: database, janitorDatabase: janitorDatabase, api: api, janitor: janitor, broadcast: broadcast)
     }
 
     /// Warns, naming the statements to run, when the sessions behind a transaction pooler lack what the API sends a

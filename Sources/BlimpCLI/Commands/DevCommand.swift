@@ -37,7 +37,7 @@ struct DevCommand: AsyncParsableCommand {
         // The schema first, so that the worker finds its tables from its first look.
         _ = try await url.withClient(logger: logger) { try await Schema.apply(to: $0, logger: logger) }
 
-        var services = self.listen.buildAPI(database: url, serverKey: serverKey, limits: self.limits.limits, logger: logger)
+        var services = try self.listen.buildAPI(database: url, serverKey: serverKey, limits: self.limits.limits, apns: apns, logger: logger)
         let database = services.database
         // Runs once the database client is up, before the API listens.
         services.api.beforeServerStarts {
@@ -48,11 +48,13 @@ struct DevCommand: AsyncParsableCommand {
             )
             FileHandle.standardOutput.write(Data(self.banner(demo: demo, apns: apns, simulator: simulator).utf8))
         }
-        let worker = try WorkerCommand.worker(database: database, apns: apns, serverKey: serverKey, logger: logger)
+        let worker = try WorkerCommand.worker(
+            database: database, apns: apns, broadcast: services.broadcast, serverKey: serverKey, logger: logger)
         let endpoint = services.metrics(metrics, samplers: [worker.apns.recordConnectionMetrics], logger: logger)
         try await runServices(
             [tracing].compactMap { $0 } + services.all + [worker] + (simulator?.services ?? []) + endpoint, logger: logger)
         await worker.apns.shutdown()
+        await services.broadcast.shutdown()
     }
 
     /// The simulator on the loopback address, with its CA in the state folder, trusting the demo app's key.

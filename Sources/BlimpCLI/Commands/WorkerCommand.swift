@@ -39,12 +39,15 @@ struct WorkerCommand: AsyncParsableCommand {
         let url = try self.database.resolve()
         let database = PostgresClient(pool: "worker", configuration: url.clientConfiguration(), logger: logger)
         let (listening, listener) = try self.listening(beside: url, logger: logger)
+        let apns = try APNsEndpointSetting.resolve()
+        let broadcast = try APNsBroadcastClient(endpoint: apns, logger: logger)
         let worker = try Self.worker(
-            database: database, listening: listening, apns: try APNsEndpointSetting.resolve(), serverKey: try ServerKeySetting.resolve(),
+            database: database, listening: listening, apns: apns, broadcast: broadcast, serverKey: try ServerKeySetting.resolve(),
             configuration: configuration, name: self.name, logger: logger)
         let endpoint = metrics.map { [$0.service(samplers: [worker.apns.recordConnectionMetrics], logger: logger)] } ?? []
         try await runServices([tracing, listener].compactMap { $0 } + [database, worker] + endpoint, logger: logger)
         await worker.apns.shutdown()
+        await broadcast.shutdown()
     }
 
     /// Where the worker LISTENs: on its database unless `url` goes through a transaction pooler, then on a client of
@@ -61,11 +64,13 @@ struct WorkerCommand: AsyncParsableCommand {
         return (.on(listener), listener)
     }
 
-    /// A worker on `database`, sending to `apns`.
+    /// A worker on `database`, sending to `apns`, and publishing to live activity channels (and deleting those an end
+    /// went through) with `broadcast`, which the caller shuts down.
     static func worker(
         database: PostgresClient,
         listening: Worker.Listening = .onDatabase,
         apns: APNsEndpointSettings,
+        broadcast: APNsBroadcastClient,
         serverKey: ServerKey,
         configuration: WorkerConfiguration = WorkerConfiguration(),
         name: String? = nil,
@@ -73,7 +78,7 @@ struct WorkerCommand: AsyncParsableCommand {
     ) throws -> Worker {
         let client = try APNsClient(configuration: APNsClientConfiguration(endpoint: apns), logger: logger)
         return Worker(
-            database: database, listening: listening, apns: client, serverKey: serverKey, configuration: configuration, name: name,
-            logger: logger)
+            database: database, listening: listening, apns: client, broadcast: broadcast, serverKey: serverKey,
+            configuration: configuration, name: name, logger: logger)
     }
 }

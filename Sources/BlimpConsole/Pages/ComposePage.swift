@@ -5,11 +5,13 @@ import Hummingbird
 
 /// The marketer's page: start, update or end a Live Activity by name for an audience of tags, named users and channels.
 /// Preview shows the exact APNs payload, its size against APNs's limit and how many tokens the audience reaches now;
-/// sending queues it as `POST /api/push` would and lands on the push's live report.
+/// sending queues it as `POST /api/push` would (a name backed by a live activity channel following ``BroadcastRules``)
+/// and lands on the push's live report.
 struct ComposePage: Sendable {
     let gate: ConsoleGate
     let intake: PushIntake
     let dispatch: DispatchStore
+    let liveActivityChannels: LiveActivityChannelStore
     let renderer: PageRenderer
 
     struct View: Sendable {
@@ -77,12 +79,21 @@ struct ComposePage: Sendable {
         case .failure(let errors): return self.page(scope, form, errors: errors.byField, preview: nil, status: .badRequest)
         case .success(let checked): push = checked
         }
+        let channels: [String: String]
+        do {
+            let newest = try await self.liveActivityChannels.newest(names: BroadcastRules.names(in: [push]), appID: scope.app.id)
+            channels = try BroadcastRules.channels(for: [push], paths: [""], newest: newest, timestamp: Int64(now.timeIntervalSince1970))
+        } catch let refusal as BroadcastRules.Refusal {
+            let status: HTTPResponse.Status = refusal.isChannelGone ? .conflict : .badRequest
+            return self.page(scope, form, errors: [ComposeForm.field(of: refusal.field.path): refusal.field.message], preview: nil, status: status)
+        } catch { throw ConsoleError.from(error) }
         guard fields["action"] == "send" else {
-            return self.page(scope, form, errors: [:], preview: try await self.preview(push, appID: scope.app.id, now: now))
+            return self.page(scope, form, errors: [:], preview: try await self.preview(push, channels: channels, appID: scope.app.id, now: now))
         }
         let acceptance: PushAcceptance
         do {
-            acceptance = try await self.intake.accept(PushSubmission(appID: scope.app.id, pushes: [push], idempotencyKey: "console:" + form.idempotencyKey))
+            acceptance = try await self.intake.accept(
+                PushSubmission(appID: scope.app.id, pushes: [push], idempotencyKey: "console:" + form.idempotencyKey, broadcastChannels: channels))
         } catch { throw ConsoleError.from(error) }
         switch acceptance {
         case .accepted(_, let pushIDs):
@@ -93,10 +104,11 @@ struct ComposePage: Sendable {
     }
 
     /// The exact APNs payload of `push` now, and how many tokens it would reach.
-    private func preview(_ push: Push, appID: Int64, now: Date) async throws -> View.Preview {
-        let payload = APNsPayload(push, timestamp: Int64(now.timeIntervalSince1970))
+    private func preview(_ push: Push, channels: [String: String], appID: Int64, now: Date) async throws -> View.Preview {
+        var payload = APNsPayload(push, timestamp: Int64(now.timeIntervalSince1970))
         var reach = 0
         if case .liveActivity(let activity) = push.content {
+            payload = APNsPayload(push, timestamp: Int64(now.timeIntervalSince1970), broadcastChannelID: channels[activity.name])
             do {
                 reach = try await self.dispatch.reach(
                     appID: appID, kind: .liveActivity(activity.event, name: activity.name, attributesType: activity.attributesType),

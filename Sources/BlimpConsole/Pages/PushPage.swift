@@ -39,6 +39,19 @@ struct PushPage: Sendable {
         let hasFailures: Bool
         let notice: String?
         let request: String
+        /// Which path the push took, when its name is backed by a live activity channel; the counts are the tokens'.
+        let broadcast: Broadcast?
+    }
+
+    /// A push's path through a live activity channel: its start subscribed the activities, or its update or end was
+    /// published once, with what APNs answered.
+    struct Broadcast: Sendable {
+        let channelID: String
+        let channelsLink: String
+        let path: String
+        let outcome: String?
+        let requestID: String?
+        let publishedAt: String?
     }
 
     func addRoutes(to router: RouterGroup<some RequestContext>) {
@@ -122,7 +135,19 @@ struct PushPage: Sendable {
             handled: report.state.isFinished ? max(1, counts.targets) : counts.sent + failed + counts.superseded,
             counts: rows.map { View.Count(key: $0.0, label: $0.1, value: Format.count($0.2)) },
             failures: counts.failed.keys.sorted().map { View.Failure(reason: $0, count: Format.count(counts.failed[$0] ?? 0)) },
-            hasFailures: !counts.failed.isEmpty, notice: notice, request: report.request.text)
+            hasFailures: !counts.failed.isEmpty, notice: notice, request: report.request.text,
+            broadcast: report.broadcast.map { Self.broadcast($0, event: report.event, base: base) })
+    }
+
+    private static func broadcast(_ path: PushReport.BroadcastPath, event: LiveActivityNotification.Event?, base: String) -> Broadcast {
+        let published = event != .start
+        return Broadcast(
+            channelID: path.apnsChannelID, channelsLink: "\(base)/broadcast-channels",
+            path: published
+                ? "published once to the live activity channel (every subscribed device); the counts are the update tokens'"
+                : "subscribed the started activities with input-push-channel (they report no update token)",
+            outcome: published ? path.status.map { Format.status($0, reason: path.reason) } ?? "not published yet" : nil,
+            requestID: path.requestID?.lowercaseString, publishedAt: path.publishedAt.map(Format.time))
     }
 
     static let template = #"""
@@ -154,6 +179,16 @@ struct PushPage: Sendable {
             <button type="submit" class="danger">Cancel this push</button>
           </form>
           {{/cancellable}}
+          {{#broadcast}}
+          <h2>Live activity channel</h2>
+          <dl class="facts" id="push-broadcast">
+            <div><dt>Channel</dt><dd class="mono"><a href="{{channelsLink}}">{{channelID}}</a></dd></div>
+            <div><dt>Path</dt><dd id="broadcast-path">{{path}}</dd></div>
+            {{#outcome}}<div><dt>APNs answered</dt><dd id="broadcast-outcome">{{outcome}}</dd></div>{{/outcome}}
+            {{#requestID}}<div><dt>apns-request-id</dt><dd class="mono">{{requestID}}</dd></div>{{/requestID}}
+            {{#publishedAt}}<div><dt>Published</dt><dd>{{publishedAt}}</dd></div>{{/publishedAt}}
+          </dl>
+          {{/broadcast}}
           <details><summary>The request as accepted</summary><pre class="json">{{request}}</pre></details>
         </section>
         {{/body}}{{/main}}{{/layout}}

@@ -18,6 +18,7 @@ struct PageRenderer: Sendable {
         "channel": ChannelPage.template,
         "activities": ActivitiesPage.template,
         "activity": ActivityPage.template,
+        "broadcast-channels": BroadcastChannelsPage.template,
         "pushes": PushesPage.template,
         "push-rows": PushesPage.rowsTemplate,
         "push": PushPage.template,

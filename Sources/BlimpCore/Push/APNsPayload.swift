@@ -12,14 +12,16 @@ public struct APNsPayload: Sendable, Equatable {
     /// APNs refuses larger bodies (`PayloadTooLarge`).
     public static let maximumSize = 4096
 
-    /// The payload of `push`, with `timestamp` as a Live Activity's `aps.timestamp`.
-    public init(_ push: Push, timestamp: Int64) {
+    /// The payload of `push`, with `timestamp` as a Live Activity's `aps.timestamp`. A start of a name backed by a
+    /// live activity channel carries `input-push-channel` with `broadcastChannelID` (the new activities subscribe to the
+    /// channel) instead of `input-push-token` (reference: apns-live-activities.md §3.2).
+    public init(_ push: Push, timestamp: Int64, broadcastChannelID: String? = nil) {
         switch push.content {
         case .liveActivity(let activity):
             self.pushType = .liveActivity
             self.priority = activity.priority
             self.collapseID = nil
-            self.body = RawJSON.object([.init("aps", .object(Self.aps(activity, timestamp: timestamp)))]).text
+            self.body = RawJSON.object([.init("aps", .object(Self.aps(activity, timestamp: timestamp, channel: broadcastChannelID)))]).text
         case .alert(let alert):
             self.pushType = alert.isBackground ? .background : .alert
             self.priority = alert.priority
@@ -28,14 +30,19 @@ public struct APNsPayload: Sendable, Equatable {
         }
     }
 
-    private static func aps(_ activity: LiveActivityNotification, timestamp: Int64) -> [RawJSON.Member] {
+    private static func aps(_ activity: LiveActivityNotification, timestamp: Int64, channel: String?) -> [RawJSON.Member] {
         var aps: [RawJSON.Member] = [.init("timestamp", .integer(timestamp)), .init("event", .string(activity.event.rawValue))]
         if let state = activity.contentState { aps.append(.init("content-state", state)) }
         if let type = activity.attributesType { aps.append(.init("attributes-type", .string(type))) }
         if let attributes = activity.attributes { aps.append(.init("attributes", attributes)) }
         if activity.event == .start {
-            // iOS 18 then reports the new activity's update token, which the SDK tracks under the name.
-            aps.append(.init("input-push-token", .integer(1)))
+            if let channel {
+                // The new activity subscribes to the broadcast channel; it never reports an update token.
+                aps.append(.init("input-push-channel", .string(channel)))
+            } else {
+                // iOS 18 then reports the new activity's update token, which the SDK tracks under the name.
+                aps.append(.init("input-push-token", .integer(1)))
+            }
         }
         if let alert = activity.alert { aps.append(.init("alert", alert)) }
         if let date = activity.staleDate { aps.append(.init("stale-date", .integer(date))) }
@@ -44,9 +51,17 @@ public struct APNsPayload: Sendable, Equatable {
         return aps
     }
 
-    /// An ``InvalidField`` when the body is larger than APNs takes.
-    public func checkSize(at path: String) throws(InvalidField) {
+    /// An ``InvalidField`` when the body is larger than APNs takes: 4,096 bytes for a device push, or, for a
+    /// `broadcast` publish, ``APNsBroadcastRequest/maxPayloadBytes`` (reference: apns-live-activities.md §3.5).
+    public func checkSize(at path: String, broadcast: Bool = false) throws(InvalidField) {
         let size = self.body.utf8.count
+        if broadcast {
+            guard size <= APNsBroadcastRequest.maxPayloadBytes else {
+                throw InvalidField(
+                    path, "the broadcast payload would be \(size) bytes; APNs publishes at most \(APNsBroadcastRequest.maxPayloadBytes) to a live activity channel")
+            }
+            return
+        }
         guard size <= Self.maximumSize else {
             throw InvalidField(path, "the APNs payload would be \(size) bytes; APNs takes at most \(Self.maximumSize)")
         }

@@ -21,11 +21,51 @@ public struct PushReport: Sendable, Equatable {
     public var counts: PushCounts
     /// The push object as it was accepted.
     public var request: RawJSON
+    /// The live activity channel the push went through, when its name has one; ``counts`` are the per-token path's.
+    public var broadcast: BroadcastPath?
+
+    /// How a push of a name backed by a live activity channel reached the channel's subscribers (reference:
+    /// apns-live-activities.md §3.2, §3.7): a start subscribed its new activities with `input-push-channel`; an update
+    /// or end was published once, and APNs's answer to the publish is kept.
+    public struct BroadcastPath: Sendable, Equatable {
+        public var apnsChannelID: String
+        /// For an update or end, once published: APNs's status (0: no answer) and reason.
+        public var status: Int?
+        public var reason: String?
+        /// The publish's `apns-request-id`.
+        public var requestID: UUID?
+        public var publishedAt: Date?
+
+        public init(apnsChannelID: String, status: Int? = nil, reason: String? = nil, requestID: UUID? = nil, publishedAt: Date? = nil) {
+            self.apnsChannelID = apnsChannelID
+            self.status = status
+            self.reason = reason
+            self.requestID = requestID
+            self.publishedAt = publishedAt
+        }
+
+        /// The path in the report's shape, for a push of `event`.
+        func json(event: LiveActivityNotification.Event?) -> RawJSON {
+            var members: [RawJSON.Member] = [
+                .init("apns_channel_id", .string(self.apnsChannelID)),
+                .init("path", .string(event == .start ? "input_push_channel" : "publish")),
+            ]
+            if event != .start {
+                members += [
+                    .init("status", self.status.map { .integer(Int64($0)) } ?? .null),
+                    .init("reason", self.reason.map(RawJSON.string) ?? .null),
+                    .init("apns_request_id", self.requestID.map { .string($0.lowercaseString) } ?? .null),
+                    .init("published_at", self.publishedAt.map { .string(AirshipDate.format($0)) } ?? .null),
+                ]
+            }
+            return .object(members)
+        }
+    }
 
     public init(
         pushID: UUID, operationID: UUID, state: PushState, failureReason: String? = nil, kind: PushKind, event: LiveActivityNotification.Event?,
         name: String?, timestamp: Int64?, attributesType: String?, priority: APNsPriority?, acceptedAt: Date, startedAt: Date?,
-        finishedAt: Date?, counts: PushCounts, request: RawJSON
+        finishedAt: Date?, counts: PushCounts, request: RawJSON, broadcast: BroadcastPath? = nil
     ) {
         self.pushID = pushID
         self.operationID = operationID
@@ -42,6 +82,7 @@ public struct PushReport: Sendable, Equatable {
         self.finishedAt = finishedAt
         self.counts = counts
         self.request = request
+        self.broadcast = broadcast
     }
 
     /// The report in the API's shape.
@@ -64,6 +105,7 @@ public struct PushReport: Sendable, Equatable {
         members.append(.init("started_at", self.startedAt.map { .string(AirshipDate.format($0)) } ?? .null))
         members.append(.init("finished_at", self.finishedAt.map { .string(AirshipDate.format($0)) } ?? .null))
         members.append(.init("counts", self.counts.json))
+        if let broadcast = self.broadcast { members.append(.init("live_activity_channel", broadcast.json(event: self.event))) }
         members.append(.init("request", self.request))
         return .object(members)
     }

@@ -37,6 +37,20 @@ public struct ClaimedPush: Sendable {
     public var counts: PushCounts
     /// The W3C `traceparent` of the request that queued the push, when it was traced (``TraceParent``).
     public let traceParent: String?
+    /// The live activity channel the push goes through (`pushes.broadcast_channel_id`): a start's payload subscribes
+    /// its activities to it (they never report an update token, so never await one); an update or end is published to
+    /// it once, besides the tokens of the name's activities that track one.
+    public let broadcastChannelID: String?
+    /// That channel's storage policy (`nil` when the push has none, or its record is gone).
+    public let broadcastStoragePolicy: APNsMessageStoragePolicy?
+    /// Whether the publish to the channel has been made and recorded (by this part or an earlier claim of it).
+    public let broadcastPublished: Bool
+
+    /// The channel an update or end is still to be published to: part 0's, once.
+    public var pendingBroadcast: String? {
+        guard case .liveActivity(let event, _, _) = self.kind, event != .start, self.part == 0, !self.broadcastPublished else { return nil }
+        return self.broadcastChannelID
+    }
 
     /// Whether the part is the whole push, never split: it is the push's only part.
     public var isWhole: Bool { self.part == 0 && self.through == ChannelIDRange.all.through }
@@ -51,9 +65,17 @@ public struct ClaimedPush: Sendable {
         case collapseID = "collapse_id", expiresAt = "expires_at", alerting, dismissalDate = "dismissal_date"
         case traceParent = "trace_parent", apsTimestamp = "aps_timestamp"
         case part, through = "through_channel_id", cursor = "cursor_channel_id", counts
+        case broadcastChannelID = "broadcast_channel_id", broadcastStoragePolicy = "broadcast_storage_policy"
+        case broadcastPublished = "broadcast_published"
 
         var expression: String {
             switch self {
+            case .broadcastStoragePolicy:
+                """
+                (SELECT c.storage_policy::int FROM live_activity_channels c
+                 WHERE c.app_id = p.app_id AND c.apns_channel_id = p.broadcast_channel_id)
+                """
+            case .broadcastPublished: "p.broadcast_status IS NOT NULL"
             case .part, .through, .cursor: "part.\(self.rawValue)"
             case .counts: "part.counts::text"
             case .audience: "p.audience::text"
@@ -96,6 +118,9 @@ public struct ClaimedPush: Sendable {
         self.cursor = try row.decode(.cursor)
         self.counts = PushCounts(try row.json(.counts))
         self.traceParent = try row.decode(.traceParent)
+        self.broadcastChannelID = try row.decode(.broadcastChannelID)
+        self.broadcastStoragePolicy = try row.decodeIfPresent(.broadcastStoragePolicy)
+        self.broadcastPublished = try row.decode(.broadcastPublished)
     }
 }
 

@@ -83,8 +83,11 @@ extension DispatchStore {
                 if !pruned.isEmpty { try await Self.prune(pruned, of: push, on: connection, logger: self.logger) }
                 if case .liveActivity(let event, let name, _) = push.kind, !sent.isEmpty {
                     switch event {
-                    case .start:
+                    // A start through a live activity channel subscribes its activities, which report no token.
+                    case .start where push.broadcastChannelID == nil:
                         try await Self.awaitTokens(of: sent, name: name, start: push, now: now, on: connection, logger: self.logger)
+                    case .start:
+                        break
                     case .end:
                         try await Self.markEnded(
                             sent, name: name, appID: push.appID, dismissAt: push.dismissalDate, now: now, on: connection, logger: self.logger)

@@ -25,6 +25,7 @@ enum PushColumn: String, RecordColumn {
     case acceptedAt = "accepted_at"
     case notBefore = "not_before"
     case traceParent = "trace_parent"
+    case broadcastChannelID = "broadcast_channel_id"
 
     var recordType: String {
         switch self {
@@ -33,7 +34,7 @@ enum PushColumn: String, RecordColumn {
         case .audience, .payload: "jsonb"
         case .priority: "smallint"
         case .alerting: "boolean"
-        case .kind, .activityName, .event, .attributesType, .apnsBody, .pushType, .collapseID, .traceParent: "text"
+        case .kind, .activityName, .event, .attributesType, .apnsBody, .pushType, .collapseID, .traceParent, .broadcastChannelID: "text"
         }
     }
 
@@ -68,6 +69,7 @@ enum PushColumn: String, RecordColumn {
         case .dismissalDate: return activity.flatMap { $0.event == .end ? $0.dismissalDate : nil }.map(RawJSON.integer)
         case .acceptedAt, .notBefore: return RecordTime.value(push.acceptedAt)
         case .traceParent: return push.traceParent.map(RawJSON.string)
+        case .broadcastChannelID: return push.broadcastChannelID.map(RawJSON.string)
         }
     }
 }
@@ -81,6 +83,8 @@ struct AcceptedPush {
     let timestamp: Int64?
     let acceptedAt: Date
     let traceParent: String?
+    /// The live activity channel the push goes through, if its name has one.
+    let broadcastChannelID: String?
     /// The APNs body and headers, with the Live Activity's timestamp.
     let payload: APNsPayload
 
@@ -92,6 +96,7 @@ struct AcceptedPush {
         self.timestamp = timestamp
         self.acceptedAt = acceptedAt
         self.traceParent = submission.traceParent
-        self.payload = APNsPayload(item.push, timestamp: timestamp ?? 0)
+        self.broadcastChannelID = item.broadcastChannelID
+        self.payload = APNsPayload(item.push, timestamp: timestamp ?? 0, broadcastChannelID: item.broadcastChannelID)
     }
 }

@@ -59,6 +59,8 @@ public struct PushReports: Sendable {
         case activityName = "activity_name", apsTimestamp = "aps_timestamp", attributesType = "attributes_type", priority
         case acceptedAt = "accepted_at", startedAt = "started_at", finishedAt = "finished_at", counts, payload
         case deliveredAfterToken = "delivered_after_token", expiredAwaitingToken = "expired_awaiting_token"
+        case broadcastChannelID = "broadcast_channel_id", broadcastStatus = "broadcast_status", broadcastReason = "broadcast_reason"
+        case broadcastRequestID = "broadcast_request_id", broadcastPublishedAt = "broadcast_published_at"
 
         var expression: String {
             switch self {
@@ -69,6 +71,7 @@ public struct PushReports: Sendable {
                      ELSE ARRAY[counts::text] END
                 """
             case .payload: "payload::text"
+            case .broadcastStatus: "broadcast_status::int"
             default: self.rawValue
             }
         }
@@ -100,6 +103,13 @@ public struct PushReports: Sendable {
             name: try row.decode(.activityName), timestamp: try row.decode(.apsTimestamp),
             attributesType: try row.decode(.attributesType), priority: try row.decodeIfPresent(.priority),
             acceptedAt: try row.decode(.acceptedAt), startedAt: try row.decode(.startedAt), finishedAt: try row.decode(.finishedAt),
-            counts: counts, request: try row.json(.payload))
+            counts: counts, request: try row.json(.payload), broadcast: try Self.broadcast(row))
+    }
+
+    private static func broadcast(_ row: NamedRow<Column>) throws(UnreadableColumn) -> PushReport.BroadcastPath? {
+        guard let channelID: String = try row.decode(.broadcastChannelID) else { return nil }
+        return PushReport.BroadcastPath(
+            apnsChannelID: channelID, status: try row.decode(.broadcastStatus), reason: try row.decode(.broadcastReason),
+            requestID: try row.decode(.broadcastRequestID), publishedAt: try row.decode(.broadcastPublishedAt))
     }
 }

@@ -7,6 +7,9 @@ public struct PushSubmission: Sendable {
     public struct Item: Sendable {
         public var pushID: UUID
         public var push: Push
+        /// The `apns-channel-id` of the live activity channel backing the push's name: a start subscribes its
+        /// activities to it, an update or end is published to it once.
+        public var broadcastChannelID: String?
     }
 
     public var appID: Int64
@@ -16,9 +19,13 @@ public struct PushSubmission: Sendable {
     /// The request's trace context (``TraceParent``), stored with its pushes.
     public var traceParent: String?
 
-    public init(appID: Int64, pushes: [Push], idempotencyKey: String?) {
+    /// `broadcastChannels`: the live activity channel ids of the names that have one.
+    public init(appID: Int64, pushes: [Push], idempotencyKey: String?, broadcastChannels: [String: String] = [:]) {
         self.appID = appID
-        self.items = pushes.map { Item(pushID: UUID.random(), push: $0) }
+        self.items = pushes.map { push in
+            let name: String? = if case .liveActivity(let activity) = push.content { activity.name } else { nil }
+            return Item(pushID: UUID.random(), push: push, broadcastChannelID: name.flatMap { broadcastChannels[$0] })
+        }
         self.idempotencyKey = idempotencyKey
         self.operationID = UUID.random()
         self.traceParent = TraceParent.current()

@@ -115,6 +115,11 @@ check("POST", "/api/push", 409, master_headers, stale)
 check("GET", f"/api/pushes/{sent['push_ids'][0]}", 200, master_headers)
 check("GET", f"/api/pushes/{uuid.uuid4()}", 404, master_headers)
 check("GET", "/api/pushes", 200, master_headers, params={"limit": 1})
+# Live activity channels: this API has no channel-management client, so creating one is 503.
+check("POST", "/api/live_activity_channels", 503, master_headers, {"name": "match-9", "message_storage_policy": 0})
+check("POST", "/api/live_activity_channels", 400, master_headers, {"name": "match-9", "message_storage_policy": 3})
+check("GET", "/api/live_activity_channels", 200, master_headers, params={"include_deleted": "true"})
+check("DELETE", "/api/live_activity_channels/match-9", 404, master_headers)
 
 check("POST", "/api/channels/uninstall", 200, master_headers, [channels[2]])
 check("POST", "/api/named_users/uninstall", 200, master_headers, {"named_user_id": ["user-1"]})
