@@ -129,7 +129,7 @@ public struct ChannelStore: Sendable {
                 guard write.found else { throw .notFound }
                 if write.awaited {
                     ActivityTokenMetrics.count(write.released ? "released" : "awaited")
-                } else if !write.known {
+                } else if write.created {
                     ActivityTokenMetrics.count("unawaited")
                 }
                 if write.released {

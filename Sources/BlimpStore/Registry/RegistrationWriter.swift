@@ -97,8 +97,8 @@ struct RegistrationWriter: Sendable {
         var found = false
         /// Blimp had started the activity by push-to-start and awaited this token (``AwaitingToken``).
         var awaited = false
-        /// The token is for an activity already tracked under the name (a new token of the same activity).
-        var known = false
+        /// The name was not tracked on the channel: its first activity there (a new row).
+        var created = false
         /// A push held for the activity was queued for a worker to send to the token.
         var released = false
     }
@@ -171,13 +171,8 @@ struct RegistrationWriter: Sendable {
                     app_id bigint, channel_id uuid, name text, activity_id text, token text,
                     started_at double precision, action_ts_ms bigint)),
             valid AS (
-                -- One index probe per row, however many channels the app has; and one for whether the activity is
-                -- already tracked under the name (as the statement found it).
-                SELECT input.*,
-                       EXISTS (SELECT 1 FROM live_activities la
-                               WHERE la.app_id = input.app_id AND la.channel_id = input.channel_id AND la.name = input.name
-                                 AND la.activity_id = input.activity_id) AS known
-                FROM input,
+                -- One index probe per row, however many channels the app has.
+                SELECT input.* FROM input,
                      LATERAL (SELECT 1 FROM channels c
                               WHERE c.app_id = input.app_id AND c.channel_id = input.channel_id LIMIT 1) AS found),
             upserted AS (
@@ -199,7 +194,9 @@ struct RegistrationWriter: Sendable {
                     started_at = EXCLUDED.started_at,
                     action_ts_ms = EXCLUDED.action_ts_ms,
                     updated_at = EXCLUDED.updated_at
-                WHERE live_activities.action_ts_ms <= EXCLUDED.action_ts_ms),
+                WHERE live_activities.action_ts_ms <= EXCLUDED.action_ts_ms
+                -- xmax is 0 on a row the insert created: the first activity of the name on the channel.
+                RETURNING app_id, channel_id, name, xmax = 0 AS created),
             awaited AS (
                 DELETE FROM awaiting_activities a USING valid
                 WHERE a.app_id = valid.app_id AND a.channel_id = valid.channel_id AND a.name = valid.name
@@ -217,7 +214,7 @@ struct RegistrationWriter: Sendable {
             -- batch for every row, which cost registration a fifth of its throughput.
             SELECT v.app_id, v.channel_id, v.name,
                    (v.app_id, v.channel_id, v.name) IN (SELECT app_id, channel_id, name FROM awaited),
-                   v.known,
+                   (v.app_id, v.channel_id, v.name) IN (SELECT app_id, channel_id, name FROM upserted WHERE created),
                    (v.app_id, v.channel_id, v.name) IN (SELECT app_id, channel_id, name FROM released)
             FROM valid v
             """
@@ -233,10 +230,10 @@ struct RegistrationWriter: Sendable {
         }
 
         func decodeRow(_ row: PostgresRow) throws -> Written {
-            let (appID, channelID, name, awaited, known, released) = try row.decode((Int64, UUID, String, Bool, Bool, Bool).self)
+            let (appID, channelID, name, awaited, created, released) = try row.decode((Int64, UUID, String, Bool, Bool, Bool).self)
             return Written(
                 appID: appID, channelID: channelID, name: name,
-                write: ActivityTokenWrite(found: true, awaited: awaited, known: known, released: released))
+                write: ActivityTokenWrite(found: true, awaited: awaited, created: created, released: released))
         }
     }
 
