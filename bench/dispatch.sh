@@ -10,7 +10,8 @@
 #
 #   bench/dispatch.sh [N=100000] [M=10000] [BIG=1000000] [K=1000]
 #
-# WORKER_ARGS adds flags to the worker, e.g. WORKER_ARGS="--metrics-port 0" to measure with metrics recorded.
+# WORKER_ARGS adds flags to the worker, e.g. WORKER_ARGS="--metrics-port 0" to measure with metrics recorded; SIM_ARGS
+# to the simulator, e.g. SIM_ARGS="--environment production" for answers without apns-unique-id.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tokens=${1:-100000}
@@ -23,7 +24,8 @@ source bench/setup.sh
 auth="$(field app_key):$(field master_secret)"
 
 read -r sim_port admin_port api_port < <(loopback_ports 3)
-start_simulator "$sim_port" "$admin_port"
+# shellcheck disable=SC2086 # SIM_ARGS is a list of flags
+start_simulator "$sim_port" "$admin_port" ${SIM_ARGS:-}
 start_api "$api_port"
 # shellcheck disable=SC2086 # WORKER_ARGS is a list of flags
 start_worker "$sim_port" ${WORKER_ARGS:-}

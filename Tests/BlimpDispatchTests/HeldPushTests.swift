@@ -92,6 +92,28 @@ import Testing
         }
     }
 
+    @Test func aReportedTokenWakesAnIdleWorkerToSendWhatItReleased() async throws {
+        try await DispatchHarness.run { harness in
+            let devices = try await harness.register(1, name: nil, startToken: "MatchAttributes")
+            _ = try await harness.deliver([try await harness.push(Self.start)])
+            let update = try await harness.push(DispatchHarness.liveActivity("update", "match-5", #", "content_state": {"home": 1}"#))
+            let token = SimulatorHarness.randomToken()
+            var reported = false
+            // The worker's poll is ten minutes away: once it has held the update and gone idle, only the release's
+            // notification wakes it.
+            let delivered = try await self.runWorker(harness, pollInterval: .seconds(600)) {
+                let counts = try await harness.report(update).counts
+                if !reported, counts.heldAwaitingToken == 1 {
+                    try await self.report(token, for: devices[0], startedAt: harness.clock.now, in: harness)
+                    reported = true
+                }
+                return counts.deliveredAfterToken == 1
+            }
+            #expect(delivered)
+            #expect(harness.received(token).count == 1)
+        }
+    }
+
     /// The SDK's `set update_token` for the activity tracked under the start's name.
     private func report(_ token: String, for device: DispatchHarness.Device, startedAt: Date, in harness: DispatchHarness) async throws {
         try await harness.channels.apply(
@@ -108,9 +130,11 @@ import Testing
         ).decode(Int.self).collect().first ?? 0
     }
 
-    /// Runs a worker until `done` holds (or 60 s pass).
-    private func runWorker(_ harness: DispatchHarness, until done: @escaping () async throws -> Bool) async throws -> Bool {
-        let worker = harness.worker()
+    /// Runs a worker, polling every `pollInterval`, until `done` holds (or 60 s pass).
+    private func runWorker(
+        _ harness: DispatchHarness, pollInterval: Duration = .milliseconds(200), until done: @escaping () async throws -> Bool
+    ) async throws -> Bool {
+        let worker = harness.worker { $0.pollInterval = pollInterval }
         return try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await worker.run() }
             defer { group.cancelAll() }

@@ -45,6 +45,9 @@ public struct ClaimedPush: Sendable {
     public let broadcastStoragePolicy: APNsMessageStoragePolicy?
     /// Whether the publish to the channel has been made and recorded (by this part or an earlier claim of it).
     public let broadcastPublished: Bool
+    /// Whether, when the part was claimed, an activity of the push's name awaited its token: only then may an update
+    /// or end hold itself (``DispatchStore/hold(_:now:)``), so the others skip that statement.
+    public let nameAwaitsTokens: Bool
 
     /// The channel an update or end is still to be published to: part 0's, once.
     public var pendingBroadcast: String? {
@@ -66,7 +69,7 @@ public struct ClaimedPush: Sendable {
         case traceParent = "trace_parent", apsTimestamp = "aps_timestamp"
         case part, through = "through_channel_id", cursor = "cursor_channel_id", counts
         case broadcastChannelID = "broadcast_channel_id", broadcastStoragePolicy = "broadcast_storage_policy"
-        case broadcastPublished = "broadcast_published"
+        case broadcastPublished = "broadcast_published", nameAwaitsTokens = "name_awaits_tokens"
 
         var expression: String {
             switch self {
@@ -76,6 +79,11 @@ public struct ClaimedPush: Sendable {
                  WHERE c.app_id = p.app_id AND c.apns_channel_id = p.broadcast_channel_id)
                 """
             case .broadcastPublished: "p.broadcast_status IS NOT NULL"
+            case .nameAwaitsTokens:
+                """
+                EXISTS (SELECT 1 FROM awaiting_activities a
+                        WHERE a.app_id = p.app_id AND a.name = p.activity_name AND a.state = 'awaiting')
+                """
             case .part, .through, .cursor: "part.\(self.rawValue)"
             case .counts: "part.counts::text"
             case .audience: "p.audience::text"
@@ -121,6 +129,7 @@ public struct ClaimedPush: Sendable {
         self.broadcastChannelID = try row.decode(.broadcastChannelID)
         self.broadcastStoragePolicy = try row.decodeIfPresent(.broadcastStoragePolicy)
         self.broadcastPublished = try row.decode(.broadcastPublished)
+        self.nameAwaitsTokens = try row.decode(.nameAwaitsTokens)
     }
 }
 

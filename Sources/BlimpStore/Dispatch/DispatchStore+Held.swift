@@ -9,12 +9,15 @@ import PostgresNIO
 extension DispatchStore {
     /// Holds an update or end on the name's activities awaiting their token in the part's remaining range and the
     /// push's audience, where nothing newer is held; returns how many. Holding again is harmless: a resumed part
-    /// finds its activities already holding it.
+    /// finds its activities already holding it. No statement runs when none of the name's activities awaited its token
+    /// as the part was claimed (``ClaimedPush/nameAwaitsTokens``).
     ///
     /// It runs before the part reads its targets: a token reported before the hold is among them, one reported after
     /// releases the push.
     public func hold(_ push: ClaimedPush, now: Date) async throws(StoreError) -> Int {
-        guard case .liveActivity(let event, let name, _) = push.kind, event != .start, let timestamp = push.timestamp else { return 0 }
+        guard case .liveActivity(let event, let name, _) = push.kind, event != .start, push.nameAwaitsTokens,
+            let timestamp = push.timestamp
+        else { return 0 }
         var bindings = PostgresBindings()
         bindings.append(push.appID)
         bindings.append(push.cursor)

@@ -12,6 +12,8 @@ public struct DispatchStore: Sendable {
 
     /// The channel workers LISTEN on; the API notifies it when it queues pushes.
     public static let channel = "blimp_pushes"
+    /// The payload of a notification that a device's token released held pushes (``claimReleased(worker:limit:lease:)``).
+    public static let releasedPayload = "released"
 
     public init(client: PostgresClient, logger: Logger) {
         self.client = client

@@ -133,7 +133,9 @@ public struct ChannelStore: Sendable {
                     ActivityTokenMetrics.count("unawaited")
                 }
                 if write.released {
-                    _ = try await StoreError.mapping { try await self.client.query("SELECT pg_notify(\(DispatchStore.channel), '')", logger: self.logger) }
+                    _ = try await StoreError.mapping {
+                        try await self.client.query("SELECT pg_notify(\(DispatchStore.channel), \(DispatchStore.releasedPayload))", logger: self.logger)
+                    }
                 }
                 continue
             case .removeActivity(let name, let activityID, let startedAt, let actionMilliseconds):
