@@ -538,3 +538,63 @@ ALTER TABLE pushes ADD COLUMN broadcast_status smallint;
 ALTER TABLE pushes ADD COLUMN broadcast_reason text;
 ALTER TABLE pushes ADD COLUMN broadcast_request_id uuid;
 ALTER TABLE pushes ADD COLUMN broadcast_published_at timestamptz;
+
+-- version 17: scheduled pushes
+-- Per app: how late a schedule may still fire after Blimp was down at its time (else the occurrence is recorded as
+-- missed), and the time zone of channels without a valid one for local-time schedules.
+ALTER TABLE apps ADD COLUMN schedule_grace_seconds integer NOT NULL DEFAULT 3600
+    CHECK (schedule_grace_seconds BETWEEN 0 AND 604800);
+ALTER TABLE apps ADD COLUMN default_time_zone text NOT NULL DEFAULT 'UTC';
+-- The time zone names PostgreSQL knows (its time zone database decides every offset): a channel's reported time zone
+-- counts only when it is one of these.
+CREATE TABLE time_zones (name text PRIMARY KEY);
+INSERT INTO time_zones SELECT name FROM pg_timezone_names ON CONFLICT DO NOTHING;
+-- Airship's schedules (`/api/schedules`). `scheduled_time` is a wall-clock time: UTC, or for a local-time schedule
+-- the time on each device's clock. `push` is the push object as given, checked at creation and again at each firing;
+-- `recurring` the recurrence as Blimp renders it. `next_occurrence` is the earliest occurrence not yet fired
+-- everywhere (NULL: none remains), `next_fire_at` the instant the next firing is due (NULL: nothing to fire, or
+-- paused). A worker fires a due schedule under its row lock, in the transaction that queues the push, so each
+-- occurrence fires once whatever the number of workers.
+CREATE TABLE schedules (
+    app_id          bigint NOT NULL REFERENCES apps (id) ON DELETE CASCADE,
+    schedule_id     uuid NOT NULL,
+    name            text CHECK (octet_length(name) <= 1024),
+    local           boolean NOT NULL,
+    scheduled_time  timestamp NOT NULL,
+    recurring       jsonb,
+    push            jsonb NOT NULL,
+    paused          boolean NOT NULL DEFAULT false,
+    next_occurrence timestamp,
+    next_fire_at    timestamptz,
+    created_at      timestamptz NOT NULL,
+    updated_at      timestamptz NOT NULL,
+    last_error      text,
+    last_error_at   timestamptz,
+    PRIMARY KEY (app_id, schedule_id)
+);
+CREATE INDEX schedules_due ON schedules (next_fire_at) WHERE next_fire_at IS NOT NULL;
+CREATE INDEX schedules_by_creation ON schedules (app_id, created_at, schedule_id);
+-- Each occurrence fired (per time zone for a local-time schedule; '' for UTC): the push it queued, or why none
+-- (`missed`: past the grace period; otherwise the refusal). The primary key is what makes a firing happen once.
+CREATE TABLE schedule_firings (
+    app_id      bigint NOT NULL,
+    schedule_id uuid NOT NULL,
+    occurrence  timestamp NOT NULL,
+    time_zone   text NOT NULL,
+    push_id     uuid,
+    skipped     text,
+    fired_at    timestamptz NOT NULL,
+    PRIMARY KEY (app_id, schedule_id, occurrence, time_zone),
+    FOREIGN KEY (app_id, schedule_id) REFERENCES schedules ON DELETE CASCADE,
+    CHECK ((push_id IS NULL) <> (skipped IS NULL))
+);
+-- A push fired by a local-time schedule for one time zone goes to the channels in that zone; `local_default_zone`:
+-- also to the channels without a valid zone (the zone is the app's default).
+ALTER TABLE pushes ADD COLUMN local_time_zone text;
+ALTER TABLE pushes ADD COLUMN local_default_zone boolean NOT NULL DEFAULT false;
+
+-- version 18, no transaction: channels by time zone
+-- The distinct time zones of an app's channels, found by skipping through this index: what a local-time schedule
+-- fires once for each.
+DROP INDEX CONCURRENTLY IF EXISTS channels_by_time_zone;
+CREATE INDEX CONCURRENTLY channels_by_time_zone ON channels (app_id, timezone) WHERE timezone IS NOT NULL;

@@ -15,6 +15,8 @@ import Tracing
 /// it splits one), and also every ``WorkerConfiguration/pollInterval`` for expired leases; ``Listening`` says where
 /// they listen.
 ///
+/// Each worker also fires due schedules (``Scheduler``).
+///
 /// Held pushes that devices' tokens released (``AwaitingToken``) come first: each is a few tokens, sent at once. They
 /// are looked for only when a release was notified, on each poll, and after a claim found some: a part's claim costs
 /// no extra query when nothing was released.
@@ -42,6 +44,8 @@ public final class Worker: Service, Sendable {
     /// Publishes to live activity channels and deletes those an end went through; `nil`: a push through one fails.
     let broadcast: (any APNsBroadcastChannels & APNsBroadcastPublishing)?
     let liveActivityChannels: LiveActivityChannelStore
+    /// Fires due schedules into the queue.
+    let scheduler: Scheduler
     let serverKey: ServerKey
     let configuration: WorkerConfiguration
     let name: String
@@ -75,6 +79,7 @@ public final class Worker: Service, Sendable {
         self.apns = apns
         self.broadcast = broadcast
         self.liveActivityChannels = LiveActivityChannelStore(client: database, logger: logger)
+        self.scheduler = Scheduler(database: database, logger: logger, now: now)
         self.serverKey = serverKey
         self.configuration = configuration
         self.name = name ?? "worker-\(UUID.random().lowercaseString.prefix(8))"
@@ -90,6 +95,7 @@ public final class Worker: Service, Sendable {
         let wake: @Sendable () -> Void = { for loop in loops { loop.continuation.yield() } }
         await withDiscardingTaskGroup { group in
             if let listener = self.listener { group.addTask { await self.listen(on: listener, wake) } }
+            group.addTask { await self.scheduler.run() }
             group.addTask {
                 while !Task.isShuttingDownGracefully, !Task.isCancelled {
                     self.releasesMayWait.store(true, ordering: .relaxed)

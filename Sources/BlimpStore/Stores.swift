@@ -21,6 +21,7 @@ public struct Stores: Sendable {
     public let console: ConsoleStore
     public let sessions: ConsoleSessions
     public let liveActivityChannels: LiveActivityChannelStore
+    public let schedules: ScheduleStore
 
     /// With `preparedStatements` (not through a transaction pooler), the writes every device makes are prepared once
     /// per connection; `now` is the clock for lifetimes and acceptance times (tests inject their own).
@@ -40,5 +41,6 @@ public struct Stores: Sendable {
         self.console = ConsoleStore(client: client, logger: logger)
         self.sessions = ConsoleSessions(client: client, logger: logger)
         self.liveActivityChannels = LiveActivityChannelStore(client: client, logger: logger)
+        self.schedules = ScheduleStore(client: client, logger: logger)
     }
 }

@@ -13,4 +13,14 @@ import Testing
             #expect(text.contains("all flows passed"), "\(text)")
         }
     }
+
+    /// ScheduledPush (send, from_url, update, pause, resume, cancel) and ScheduledList, in UTC, recurring and in local
+    /// time, and their errors (Python/airship_schedules.py).
+    @Test func theLibrarysScheduleFlowsWork() async throws {
+        try await APIHarness.run(.live, publicURL: nil) { harness, client in
+            let (status, text) = try await harness.runPython("airship_schedules.py", on: client, channels: 1, path: "/api/")
+            #expect(status == 0, "\(text)")
+            #expect(text.contains("all flows passed"), "\(text)")
+        }
+    }
 }

@@ -12,9 +12,8 @@ struct PushController: Sendable {
     let intake: PushIntake
     let reports: PushReports
     let control: PushControl
-    let liveActivityChannels: LiveActivityChannelStore
+    let broadcast: BroadcastCheck
     let publicURL: PublicURL
-    let now: @Sendable () -> Date
 
     /// The largest request body, as Airship's.
     static let maximumBody = 5 * 1024 * 1024
@@ -75,18 +74,9 @@ struct PushController: Sendable {
     private func pushes(in request: Request, appID: Int64) async throws -> (pushes: [Push], isBatch: Bool, channels: [String: String]) {
         let json = try await AirshipJSON.json(from: request, upTo: Self.maximumBody)
         let pushes = try Push.pushes(in: json)
-        let newest = try await self.liveActivityChannels.newest(names: BroadcastRules.names(in: pushes), appID: appID)
-        do {
-            let channels = try BroadcastRules.channels(
-                for: pushes, paths: pushes.indices.map { json.isArray ? "[\($0)]." : "" }, newest: newest,
-                timestamp: Int64(self.now().timeIntervalSince1970))
-            return (pushes, json.isArray, channels)
-        } catch {
-            guard error.isChannelGone else { throw AirshipError.invalid(error.field) }
-            throw AirshipError(
-                .conflict, "APNs deleted the live activity channel of this Live Activity name.",
-                details: .init(error: error.field.message, path: error.field.path))
-        }
+        let channels = try await self.broadcast.channels(
+            for: pushes, paths: pushes.indices.map { json.isArray ? "[\($0)]." : "" }, appID: appID)
+        return (pushes, json.isArray, channels)
     }
 
     func report(_ request: Request, _ context: some RequestContext) async throws -> Response {

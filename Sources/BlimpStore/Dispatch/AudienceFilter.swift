@@ -8,12 +8,18 @@ struct AudienceFilter {
     private(set) var sql = ""
     private(set) var bindings: PostgresBindings
 
-    /// The condition that `channel` (a column such as `la.channel_id`) is in `audience`, for `appID`; its values
-    /// are bound after those already in `bindings`.
-    init(_ audience: Audience, channel: String, appID: Int64, after bindings: PostgresBindings) {
+    /// The condition that `channel` (a column such as `la.channel_id`) is in `audience`, for `appID`, and in `zone` when
+    /// a local-time schedule fired the push for one time zone; its values are bound after those already in `bindings`.
+    init(_ audience: Audience, channel: String, appID: Int64, zone: LocalTimeZone? = nil, after bindings: PostgresBindings) {
         self.bindings = bindings
         let app = self.bind(appID)
         self.sql = self.condition(audience, channel: channel, app: app)
+        if let zone {
+            // A channel without a zone PostgreSQL knows is in the app's default one.
+            let name = self.bind(zone.name)
+            let other = zone.isDefault ? " OR z.timezone IS NULL OR NOT EXISTS (SELECT 1 FROM time_zones t WHERE t.name = z.timezone)" : ""
+            self.sql = "(\(self.sql)) AND EXISTS (SELECT 1 FROM channels z WHERE z.app_id = \(app) AND z.channel_id = \(channel) AND (z.timezone = \(name)\(other)))"
+        }
     }
 
     private mutating func bind(_ value: some PostgresNonThrowingEncodable & Sendable) -> String {

@@ -48,6 +48,8 @@ public struct ClaimedPush: Sendable {
     /// Whether, when the part was claimed, an activity of the push's name awaited its token: only then may an update
     /// or end hold itself (``DispatchStore/hold(_:now:)``), so the others skip that statement.
     public let nameAwaitsTokens: Bool
+    /// For a push a local-time schedule fired in one time zone: that zone; the push goes to channels in it only.
+    public let localTimeZone: LocalTimeZone?
 
     /// The channel an update or end is still to be published to: part 0's, once.
     public var pendingBroadcast: String? {
@@ -70,6 +72,7 @@ public struct ClaimedPush: Sendable {
         case part, through = "through_channel_id", cursor = "cursor_channel_id", counts
         case broadcastChannelID = "broadcast_channel_id", broadcastStoragePolicy = "broadcast_storage_policy"
         case broadcastPublished = "broadcast_published", nameAwaitsTokens = "name_awaits_tokens"
+        case localTimeZone = "local_time_zone", localDefaultZone = "local_default_zone"
 
         var expression: String {
             switch self {
@@ -130,6 +133,11 @@ public struct ClaimedPush: Sendable {
         self.broadcastStoragePolicy = try row.decodeIfPresent(.broadcastStoragePolicy)
         self.broadcastPublished = try row.decode(.broadcastPublished)
         self.nameAwaitsTokens = try row.decode(.nameAwaitsTokens)
+        if let zone = try row.decode(.localTimeZone, as: String?.self) {
+            self.localTimeZone = LocalTimeZone(name: zone, isDefault: try row.decode(.localDefaultZone))
+        } else {
+            self.localTimeZone = nil
+        }
     }
 }
 

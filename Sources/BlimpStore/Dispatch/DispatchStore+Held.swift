@@ -26,7 +26,7 @@ extension DispatchStore {
         bindings.append(now.addingTimeInterval(-LiveActivityLifetime.updatable))
         bindings.append(push.pushID)
         bindings.append(timestamp)
-        let filter = AudienceFilter(push.audience, channel: "a.channel_id", appID: push.appID, after: bindings)
+        let filter = AudienceFilter(push.audience, channel: "a.channel_id", appID: push.appID, zone: push.localTimeZone, after: bindings)
         let query = PostgresQuery(
             unsafeSQL: """
                 UPDATE awaiting_activities a SET held_push_id = $6, held_timestamp = $7

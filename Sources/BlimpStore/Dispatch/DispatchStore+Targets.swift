@@ -49,13 +49,14 @@ extension DispatchStore {
     /// The part's targets after its cursor as a query to put after `SELECT`, and the column they are ordered by.
     private static func targetQuery(of push: ClaimedPush, now: Date) -> (PostgresQuery, order: String) {
         Self.targetQuery(
-            appID: push.appID, kind: push.kind, audience: push.audience, priority: push.priority,
+            appID: push.appID, kind: push.kind, audience: push.audience, zone: push.localTimeZone, priority: push.priority,
             range: ChannelIDRange(after: push.cursor, through: push.through), now: now)
     }
 
     /// The targets of a push in `range` (after, through] as a query to put after `SELECT`, and their order.
     private static func targetQuery(
-        appID: Int64, kind: ClaimedPush.Kind, audience: Audience, priority: APNsPriority, range: ChannelIDRange, now: Date
+        appID: Int64, kind: ClaimedPush.Kind, audience: Audience, zone: LocalTimeZone? = nil, priority: APNsPriority, range: ChannelIDRange,
+        now: Date
     ) -> (PostgresQuery, order: String) {
         // $1 to $3 are shared; each kind binds what its query reads after them.
         var bindings = PostgresBindings()
@@ -72,7 +73,7 @@ extension DispatchStore {
             bindings.append(name)
             bindings.append(updatable)
             bindings.append(hourAgo)
-            let filter = AudienceFilter(audience, channel: "s.channel_id", appID: appID, after: bindings)
+            let filter = AudienceFilter(audience, channel: "s.channel_id", appID: appID, zone: zone, after: bindings)
             bindings = filter.bindings
             order = "s.channel_id"
             sql = """
@@ -99,7 +100,7 @@ extension DispatchStore {
                      AND o.priority = 10 AND o.status = 200 AND o.sent_at > $6)
                     """
             }
-            let filter = AudienceFilter(audience, channel: "la.channel_id", appID: appID, after: bindings)
+            let filter = AudienceFilter(audience, channel: "la.channel_id", appID: appID, zone: zone, after: bindings)
             bindings = filter.bindings
             order = "la.channel_id"
             sql = """
@@ -110,7 +111,7 @@ extension DispatchStore {
                   AND c.channel_id > $2 AND c.channel_id <= $3 AND \(filter.sql)
                 """
         case .alert:
-            let filter = AudienceFilter(audience, channel: "c.channel_id", appID: appID, after: bindings)
+            let filter = AudienceFilter(audience, channel: "c.channel_id", appID: appID, zone: zone, after: bindings)
             bindings = filter.bindings
             order = "c.channel_id"
             sql = """
@@ -131,7 +132,7 @@ extension DispatchStore {
         var bindings = PostgresBindings()
         bindings.append(push.appID)
         bindings.append(name)
-        let filter = AudienceFilter(push.audience, channel: "la.channel_id", appID: push.appID, after: bindings)
+        let filter = AudienceFilter(push.audience, channel: "la.channel_id", appID: push.appID, zone: push.localTimeZone, after: bindings)
         bindings = filter.bindings
         return PostgresQuery(
             unsafeSQL: """

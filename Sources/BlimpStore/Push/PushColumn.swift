@@ -26,6 +26,8 @@ enum PushColumn: String, RecordColumn {
     case notBefore = "not_before"
     case traceParent = "trace_parent"
     case broadcastChannelID = "broadcast_channel_id"
+    case localTimeZone = "local_time_zone"
+    case localDefaultZone = "local_default_zone"
 
     var recordType: String {
         switch self {
@@ -33,8 +35,10 @@ enum PushColumn: String, RecordColumn {
         case .pushID, .operationID: "uuid"
         case .audience, .payload: "jsonb"
         case .priority: "smallint"
-        case .alerting: "boolean"
-        case .kind, .activityName, .event, .attributesType, .apnsBody, .pushType, .collapseID, .traceParent, .broadcastChannelID: "text"
+        case .alerting, .localDefaultZone: "boolean"
+        case .kind, .activityName, .event, .attributesType, .apnsBody, .pushType, .collapseID, .traceParent, .broadcastChannelID,
+            .localTimeZone:
+            "text"
         }
     }
 
@@ -70,6 +74,8 @@ enum PushColumn: String, RecordColumn {
         case .acceptedAt, .notBefore: return RecordTime.value(push.acceptedAt)
         case .traceParent: return push.traceParent.map(RawJSON.string)
         case .broadcastChannelID: return push.broadcastChannelID.map(RawJSON.string)
+        case .localTimeZone: return push.localTimeZone.map { .string($0.name) }
+        case .localDefaultZone: return .bool(push.localTimeZone?.isDefault ?? false)
         }
     }
 }
@@ -87,6 +93,8 @@ struct AcceptedPush {
     let broadcastChannelID: String?
     /// The APNs body and headers, with the Live Activity's timestamp.
     let payload: APNsPayload
+    /// The time zone of a push a local-time schedule fired.
+    let localTimeZone: LocalTimeZone?
 
     init(_ item: PushSubmission.Item, of submission: PushSubmission, timestamp: Int64?, acceptedAt: Date) {
         self.appID = submission.appID
@@ -97,6 +105,7 @@ struct AcceptedPush {
         self.acceptedAt = acceptedAt
         self.traceParent = submission.traceParent
         self.broadcastChannelID = item.broadcastChannelID
+        self.localTimeZone = submission.localTimeZone
         self.payload = APNsPayload(item.push, timestamp: timestamp ?? 0, broadcastChannelID: item.broadcastChannelID)
     }
 }

@@ -70,7 +70,8 @@ public struct PushIntake: Sendable {
         var key: String
     }
 
-    private static func accept(
+    /// Accepts `submissions` within the caller's transaction on `connection` (a schedule's firing queues its push so).
+    static func accept(
         _ submissions: [PushSubmission],
         on connection: PostgresConnection,
         logger: Logger,

@@ -18,6 +18,9 @@ public struct PushSubmission: Sendable {
     public var operationID: UUID
     /// The request's trace context (``TraceParent``), stored with its pushes.
     public var traceParent: String?
+    /// For a push a local-time schedule fires in one time zone: that zone, and whether it is the app's default (then
+    /// the push also goes to channels without a valid zone).
+    public var localTimeZone: LocalTimeZone?
 
     /// `broadcastChannels`: the live activity channel ids of the names that have one.
     public init(appID: Int64, pushes: [Push], idempotencyKey: String?, broadcastChannels: [String: String] = [:]) {
@@ -33,6 +36,17 @@ public struct PushSubmission: Sendable {
 
     /// The pushes' ids, in request order.
     public var pushIDs: [UUID] { self.items.map(\.pushID) }
+}
+
+/// The time zone a push fired by a local-time schedule is for.
+public struct LocalTimeZone: Sendable, Equatable {
+    public var name: String
+    public var isDefault: Bool
+
+    public init(name: String, isDefault: Bool) {
+        self.name = name
+        self.isDefault = isDefault
+    }
 }
 
 /// What became of a ``PushSubmission``.
