@@ -72,7 +72,7 @@ public enum APIServer {
         let broadcast = BroadcastCheck(channels: stores.liveActivityChannels, now: configuration.now)
         PushController(
             auth: auth, intake: stores.intake, reports: stores.reports, control: stores.control, broadcast: broadcast,
-            publicURL: publicURL
+            publicURL: publicURL, now: configuration.now
         ).addRoutes(to: api)
         ScheduleController(auth: auth, schedules: stores.schedules, broadcast: broadcast, publicURL: publicURL, now: configuration.now)
             .addRoutes(to: api)

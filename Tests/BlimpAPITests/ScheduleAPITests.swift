@@ -73,4 +73,36 @@ import Testing
             #expect((listed.body["schedules"] as? [Any])?.isEmpty == true, "nothing was created: \(listed.body)")
         }
     }
+
+    /// A start with `end_after` schedules the end of its name for its audience, in the transaction that queues it.
+    @Test func aStartSchedulesItsEnd() async throws {
+        let start = #"{"audience": {"tag": "fans"}, "device_types": ["ios"], "notification": {"ios": {"live_activity": {"event": "start", "name": "match-1", "attributes_type": "MatchAttributes", "attributes": {"home": "Foxes"}, "content_state": {"home": 0}, "alert": {"title": "Kick-off"}, ENDING}}}}"#
+        try await APIHarness.run { harness, client in
+            let before = Date()
+            let sent = try await client.send(.post, "/api/push", harness.master(), start.replacingOccurrences(of: "ENDING", with: #""end_after": 600"#))
+            #expect(sent.status == .accepted, "\(sent.body)")
+            let listed = try await client.send(.get, "/api/schedules", harness.master())
+            let schedules = try #require(listed.body["schedules"] as? [[String: Any]])
+            #expect(schedules.count == 1)
+            let schedule = try #require(schedules.first)
+            #expect(schedule["name"] as? String == "end of match-1")
+            let text = try #require((schedule["schedule"] as? [String: Any])?["scheduled_time"] as? String)
+            let time = try #require(AirshipDate.parse(text))
+            #expect(time.timeIntervalSince(before) >= 599 && time.timeIntervalSince(Date()) <= 601, "\(time)")
+            let push = try #require(schedule["push"] as? [String: Any])
+            #expect(push["audience"] as? [String: String] == ["tag": "fans", "group": "device"])
+            let activity = ((push["notification"] as? [String: Any])?["ios"] as? [String: Any])?["live_activity"] as? [String: Any]
+            #expect(activity?["event"] as? String == "end" && activity?["name"] as? String == "match-1", "\(push)")
+
+            for (ending, path) in [(#""end_at": 1000000000"#, "notification.ios.live_activity.end_at"),
+                                   (#""end_after": 86400"#, "notification.ios.live_activity.end_after"),
+                                   (#""end_after": 60, "end_at": 1900000000"#, "notification.ios.live_activity")] {
+                let refused = try await client.send(.post, "/api/push", harness.master(), start.replacingOccurrences(of: "ENDING", with: ending))
+                #expect(refused.status == .badRequest && (refused.body["details"] as? [String: Any])?["path"] as? String == path, "\(ending): \(refused.body)")
+            }
+            let update = #"{"audience": "all", "device_types": ["ios"], "notification": {"ios": {"live_activity": {"event": "update", "name": "match-1", "content_state": {"home": 1}, "end_after": 60}}}}"#
+            #expect(try await client.send(.post, "/api/push", harness.master(), update).status == .badRequest)
+            #expect((try await client.send(.get, "/api/schedules", harness.master()).body["schedules"] as? [Any])?.count == 1)
+        }
+    }
 }

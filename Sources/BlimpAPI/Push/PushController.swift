@@ -14,6 +14,7 @@ struct PushController: Sendable {
     let control: PushControl
     let broadcast: BroadcastCheck
     let publicURL: PublicURL
+    let now: @Sendable () -> Date
 
     /// The largest request body, as Airship's.
     static let maximumBody = 5 * 1024 * 1024
@@ -45,7 +46,15 @@ struct PushController: Sendable {
         let caller = try await self.auth.master(request, .push)
         let key = try Self.idempotencyKey(of: request)
         let (pushes, isBatch, channels) = try await self.pushes(in: request, appID: caller.app.id)
-        let submission = PushSubmission(appID: caller.app.id, pushes: pushes, idempotencyKey: key, broadcastChannels: channels)
+        var submission = PushSubmission(appID: caller.app.id, pushes: pushes, idempotencyKey: key, broadcastChannels: channels)
+        for (index, push) in pushes.enumerated() {
+            do {
+                guard let ending = try ScheduledPush.ending(of: push, acceptedAt: self.now(), at: isBatch ? "[\(index)]." : "") else { continue }
+                submission.endings.append((UUID.random(), ending))
+            } catch {
+                throw AirshipError.invalid(error)
+            }
+        }
         switch try await self.intake.accept(submission) {
         case .accepted(let operationID, let pushIDs):
             return AirshipJSON.response(status: .accepted, json: Self.accepted(operationID: operationID, pushIDs: pushIDs))

@@ -1,3 +1,5 @@
+import Foundation
+
 /// `notification.ios.live_activity`: start, update or end the Live Activities tracked under a name
 /// (reference: airship-api.md §1.5, apns-live-activities.md §3).
 public struct LiveActivityNotification: Sendable, Equatable {
@@ -20,13 +22,33 @@ public struct LiveActivityNotification: Sendable, Equatable {
     public var relevanceScore: RawJSON?
     /// Epoch seconds; `nil` until Blimp stamps the acceptance time.
     public var timestamp: Int64?
+    /// Start only, a Blimp extension: when to end what it starts (an `end` of the name to the same audience, scheduled
+    /// with the start). Never sent to APNs.
+    public var ending: Ending? = nil
+
+    /// `end_after` (seconds after acceptance) or `end_at` (epoch seconds).
+    public enum Ending: Sendable, Equatable {
+        case after(seconds: Int64)
+        case at(Int64)
+
+        /// The longest wait: an activity lives at most 12 hours (8 of updates, then 4 on the Lock Screen).
+        public static let longest: Int64 = 12 * 3600
+
+        /// When the end goes out, for a start accepted at `acceptedAt`.
+        public func date(acceptedAt: Date) -> Date {
+            switch self {
+            case .after(let seconds): acceptedAt.addingTimeInterval(TimeInterval(seconds))
+            case .at(let epoch): Date(timeIntervalSince1970: TimeInterval(epoch))
+            }
+        }
+    }
 
     /// Epoch seconds Blimp accepts: from 2001 to 5138 (a larger number is almost surely milliseconds).
     static let epochSeconds: ClosedRange<Int64> = 978_307_200...99_999_999_999
 
     static let keys: Set<String> = [
         "event", "name", "content_state", "attributes_type", "attributes", "alert", "priority", "stale_date",
-        "dismissal_date", "relevance_score", "timestamp",
+        "dismissal_date", "relevance_score", "timestamp", "end_after", "end_at",
     ]
 
     /// A name or type, within the limits the device API keeps (``TextLimit/activity``), so that whatever a device
@@ -66,8 +88,9 @@ public struct LiveActivityNotification: Sendable, Equatable {
                 throw InvalidField(reader.path(of: "alert"), "an alert is required for event start: APNs needs one to start an activity")
             }
             notification.attributes = try Self.naming(notification.attributes, name: notification.name, at: reader.path(of: "attributes"))
+            notification.ending = try Self.ending(reader)
         case .update, .end:
-            if let key = ["attributes_type", "attributes"].first(where: reader.has) {
+            if let key = ["attributes_type", "attributes", "end_after", "end_at"].first(where: reader.has) {
                 throw InvalidField(reader.path(of: key), "\(key) is only for event start")
             }
             if event == .update, notification.contentState == nil {
@@ -75,6 +98,17 @@ public struct LiveActivityNotification: Sendable, Equatable {
             }
         }
         return notification
+    }
+
+    /// A start's `end_after` or `end_at`, at most ``Ending/longest`` ahead (`end_at` is checked against the time
+    /// when the push is accepted).
+    private static func ending(_ reader: JSONObjectReader) throws(InvalidField) -> Ending? {
+        switch (try reader.integer("end_after", in: 1...Ending.longest), try reader.integer("end_at", in: Self.epochSeconds)) {
+        case (nil, nil): return nil
+        case (let seconds?, nil): return .after(seconds: seconds)
+        case (nil, let epoch?): return .at(epoch)
+        default: throw InvalidField(reader.path, "give end_after or end_at, not both")
+        }
     }
 
     /// The key of a start's `attributes` that carries the name: iOS starts the activity with these attributes, and the

@@ -47,6 +47,32 @@ public struct ScheduledPush: Sendable, Equatable {
         return schedules
     }
 
+    public init(time: Time, recurrence: Recurrence? = nil, name: String? = nil, push: Push) {
+        self.time = time
+        self.recurrence = recurrence
+        self.name = name
+        self.push = push
+    }
+
+    /// The schedule a start with `end_after` or `end_at` (``LiveActivityNotification/Ending``) asks for: an `end` of its
+    /// name to its audience, at that time; `nil` for any other push. A time not ahead of `acceptedAt`, or more than
+    /// 12 hours ahead, is refused. `path` locates the push in the request.
+    public static func ending(of push: Push, acceptedAt: Date, at path: String) throws(InvalidField) -> ScheduledPush? {
+        guard case .liveActivity(let activity) = push.content, let ending = activity.ending else { return nil }
+        let date = Date(timeIntervalSince1970: ending.date(acceptedAt: acceptedAt).timeIntervalSince1970.rounded(.up))
+        guard date > acceptedAt, date.timeIntervalSince(acceptedAt) <= TimeInterval(LiveActivityNotification.Ending.longest) else {
+            throw InvalidField("\(path)notification.ios.live_activity.end_at", "the end must be within 12 hours after the start is accepted")
+        }
+        let end = RawJSON.object([
+            .init("audience", push.audience.json),
+            .init("device_types", .array([.string("ios")])),
+            .init("notification", .object([.init("ios", .object([.init("live_activity", .object([
+                .init("event", .string("end")), .init("name", .string(activity.name)),
+            ]))]))])),
+        ])
+        return ScheduledPush(time: .utc(date), name: "end of \(activity.name)", push: try Push(end, at: "\(path)notification"))
+    }
+
     public init(_ object: RawJSON, at path: String, now: Date?) throws(InvalidField) {
         let reader = try JSONObjectReader(object, at: path, allowed: ["schedule", "push", "name", "push_ids", "merge_data", "url"])
         if reader.has("push_ids") { throw InvalidField(reader.path(of: "push_ids"), "push_ids are Blimp's to assign; leave them out") }

@@ -8,7 +8,8 @@ import PostgresNIO
 /// 1. claims each idempotency key, or finds the answer it already has;
 /// 2. locks the names of the Live Activity pushes and stamps each a timestamp newer than the name's last one
 ///    (`activity_names`), refusing a request whose own timestamp is not newer;
-/// 3. inserts the pushes, each with the APNs body a worker will send, and moves the names' last timestamps on.
+/// 3. inserts the pushes, each with the APNs body a worker will send, and moves the names' last timestamps on;
+/// 4. schedules the ends that starts ask for (`end_after`, `end_at`).
 public struct PushIntake: Sendable {
     let coalescer: Coalescer<PushSubmission, PushAcceptance>
     let client: PostgresClient
@@ -85,6 +86,7 @@ public struct PushIntake: Sendable {
         var accepted: [AcceptedPush] = []
         var refusedKeys: [KeyID] = []
         var answers: [(position: Int, answer: PushAcceptance)] = []
+        var endings: [(appID: Int64, scheduleID: UUID, schedule: ScheduledPush)] = []
         for request in requests {
             let answer: PushAcceptance
             if let key = request.key, let replay = replays[key] {
@@ -93,6 +95,7 @@ public struct PushIntake: Sendable {
                 switch Self.stamp(request.submission, last: names, now: acceptedAt) {
                 case .success(let stamped):
                     accepted += stamped.pushes.map { AcceptedPush($0.item, of: request.submission, timestamp: $0.timestamp, acceptedAt: now) }
+                    endings += request.submission.endings.map { (request.submission.appID, $0.scheduleID, $0.schedule) }
                     moves.merge(stamped.moves) { $1 }
                     for (key, move) in stamped.moves { names[key] = move.last }
                     answer = .accepted(operationID: request.submission.operationID, pushIDs: request.submission.pushIDs)
@@ -116,6 +119,9 @@ public struct PushIntake: Sendable {
         if !accepted.isEmpty {
             try await connection.query(Self.insertPushes(accepted), logger: logger)
             try await connection.query(Self.moveNames(moves), logger: logger)
+            for ending in endings {
+                try await ScheduleStore.insert([(ending.scheduleID, ending.schedule)], appID: ending.appID, now: now, on: connection, logger: logger)
+            }
             // Workers LISTEN; PostgreSQL delivers this when the transaction commits.
             try await connection.query("SELECT pg_notify(\(DispatchStore.channel), '')", logger: logger)
         }

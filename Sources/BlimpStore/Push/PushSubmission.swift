@@ -18,6 +18,8 @@ public struct PushSubmission: Sendable {
     public var operationID: UUID
     /// The request's trace context (``TraceParent``), stored with its pushes.
     public var traceParent: String?
+    /// The ends that the request's starts schedule (`end_after`, `end_at`), stored with its pushes.
+    public var endings: [(scheduleID: UUID, schedule: ScheduledPush)] = []
     /// For a push a local-time schedule fires in one time zone: that zone, and whether it is the app's default (then
     /// the push also goes to channels without a valid zone).
     public var localTimeZone: LocalTimeZone?

@@ -56,22 +56,29 @@ public struct ScheduleStore: Sendable {
         let ids = schedules.map { _ in UUID.random() }
         try await StoreError.mapping { [ids] in
             try await self.client.withTransaction(logger: self.logger) { connection in
-                for (id, schedule) in zip(ids, schedules) {
-                    let (next, fireAt) = Self.firstFiring(of: schedule, now: now)
-                    try await connection.query(
-                        """
-                        INSERT INTO schedules (app_id, schedule_id, name, local, scheduled_time, recurring, push, paused,
-                                               next_occurrence, next_fire_at, created_at, updated_at)
-                        VALUES (\(appID), \(id), \(schedule.name), \(schedule.time.isLocal),
-                                \(schedule.time.wallClock)::timestamptz AT TIME ZONE 'UTC', \(schedule.recurrence.map { ScheduledPush.json($0).text })::jsonb,
-                                \(schedule.push.request.text)::jsonb, \(schedule.recurrence?.paused ?? false),
-                                \(next)::timestamptz AT TIME ZONE 'UTC', \(fireAt), \(now), \(now))
-                        """,
-                        logger: self.logger)
-                }
+                try await Self.insert(Array(zip(ids, schedules)), appID: appID, now: now, on: connection, logger: self.logger)
             }
         }
         return ids
+    }
+
+    /// Inserts `schedules` with their ids, within the caller's transaction (the push intake schedules a start's end so).
+    static func insert(
+        _ schedules: [(UUID, ScheduledPush)], appID: Int64, now: Date, on connection: PostgresConnection, logger: Logger
+    ) async throws {
+        for (id, schedule) in schedules {
+            let (next, fireAt) = Self.firstFiring(of: schedule, now: now)
+            try await connection.query(
+                """
+                INSERT INTO schedules (app_id, schedule_id, name, local, scheduled_time, recurring, push, paused,
+                                       next_occurrence, next_fire_at, created_at, updated_at)
+                VALUES (\(appID), \(id), \(schedule.name), \(schedule.time.isLocal),
+                        \(schedule.time.wallClock)::timestamptz AT TIME ZONE 'UTC', \(schedule.recurrence.map { ScheduledPush.json($0).text })::jsonb,
+                        \(schedule.push.request.text)::jsonb, \(schedule.recurrence?.paused ?? false),
+                        \(next)::timestamptz AT TIME ZONE 'UTC', \(fireAt), \(now), \(now))
+                """,
+                logger: logger)
+        }
     }
 
     /// Replaces the schedule with `schedule` (Airship's `PUT`: the whole object; a recurrence's `paused` is taken as
