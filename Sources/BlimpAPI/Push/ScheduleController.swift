@@ -126,8 +126,15 @@ struct ScheduleController: Sendable {
         } catch {
             throw AirshipError.invalid(error)
         }
-        _ = try await self.broadcast.channels(
-            for: schedules.map(\.push), paths: schedules.indices.map { json.isArray ? "[\($0)].push." : "push." }, appID: appID)
+        let paths = schedules.indices.map { json.isArray ? "[\($0)]." : "" }
+        let channels = try await self.broadcast.channels(for: schedules.map(\.push), paths: paths.map { $0 + "push." }, appID: appID)
+        // A live activity channel's publish reaches every subscriber at once, whatever their time zone.
+        for (schedule, path) in zip(schedules, paths) where schedule.time.isLocal {
+            guard case .liveActivity(let activity) = schedule.push.content, channels[activity.name] != nil else { continue }
+            throw AirshipError.invalid(InvalidField(
+                "\(path)schedule.local_scheduled_time",
+                "'\(activity.name)' is published through a live activity channel to every subscriber at once: schedule it in UTC"))
+        }
         return schedules
     }
 

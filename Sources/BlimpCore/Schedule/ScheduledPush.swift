@@ -103,7 +103,10 @@ public struct ScheduledPush: Sendable, Equatable {
     /// `scheduled_time` or `local_scheduled_time`: `YYYY-MM-DDTHH:MM:SS`, no zone.
     private static func time(_ reader: JSONObjectReader, _ key: String) throws(InvalidField) -> Date? {
         guard let text = try reader.string(key, maximumLength: 64) else { return nil }
-        guard let date = AirshipDate.parse(text), TimeWindow.seconds.contains(Int64(date.timeIntervalSince1970)) else {
+        // Exactly Airship's form: no zone suffix (a `Z` on a local time would mislead) and no fraction.
+        guard text.utf8.count == 19, text.utf8[text.utf8.index(text.utf8.startIndex, offsetBy: 10)] == UInt8(ascii: "T"),
+            let date = AirshipDate.parse(text), TimeWindow.seconds.contains(Int64(date.timeIntervalSince1970))
+        else {
             throw InvalidField(reader.path(of: key), "expected a time from 1970 through 2199 as YYYY-MM-DDTHH:MM:SS")
         }
         return date

@@ -40,7 +40,9 @@ extension ScheduleStore {
                 let rows = try await connection.query(
                     """
                     SELECT s.app_id, s.schedule_id, s.name, s.local, s.scheduled_time AT TIME ZONE 'UTC', s.recurring::text,
-                           s.push::text, s.next_occurrence AT TIME ZONE 'UTC', a.schedule_grace_seconds, a.default_time_zone
+                           s.push::text, s.next_occurrence AT TIME ZONE 'UTC', a.schedule_grace_seconds,
+                           -- A default zone PostgreSQL does not know (set by hand) must not fail the firing.
+                           coalesce((SELECT t.name FROM time_zones t WHERE t.name = a.default_time_zone), 'UTC')
                     FROM schedules s JOIN apps a ON a.id = s.app_id
                     WHERE s.next_fire_at <= \(now)
                     ORDER BY s.next_fire_at
