@@ -47,8 +47,9 @@ public struct Console: Sendable {
         PushPage(
             gate: gate, reports: stores.reports, control: stores.control, dispatch: stores.dispatch, renderer: renderer
         ).addRoutes(to: app)
+        SchedulesPage(gate: gate, schedules: stores.schedules, renderer: renderer).addRoutes(to: app)
         ComposePage(
-            gate: gate, intake: stores.intake, dispatch: stores.dispatch, liveActivityChannels: stores.liveActivityChannels, renderer: renderer
+            gate: gate, intake: stores.intake, schedules: stores.schedules, dispatch: stores.dispatch, liveActivityChannels: stores.liveActivityChannels, renderer: renderer
         ).addRoutes(to: app)
     }
 }

@@ -91,7 +91,7 @@ import Testing
             let home = try await Self.get(client, "/console", cookie: session)
             #expect(home.headers[.location] == "/console/app/\(harness.scores.app.appKey)")
             let scores = "/console/app/\(harness.scores.app.appKey)"
-            for page in ["", "/channels", "/activities", "/pushes", "/compose"] {
+            for page in ["", "/channels", "/activities", "/pushes", "/schedules", "/compose"] {
                 let shown = try await Self.get(client, scores + page, cookie: session)
                 #expect(shown.status == .ok, "\(page)")
                 #expect(shown.headers[.contentSecurityPolicy]?.contains("script-src 'self'") == true)
@@ -176,7 +176,7 @@ import Testing
                 "\(base)/channels?by=tag&group=device&q=a%00b", "\(base)/channels?by=named_user&q=%00",
                 "\(base)/channels?by=tag&group=%00&q=x", "\(base)/activities?after=%00", "\(base)/activities/a%00b",
                 "\(base)/activities/%ZZ", "\(base)/channels?by=token&q=\(String(repeating: "a", count: 201))",
-                "\(base)/channels?by=channel&q=1e-20000", "\(base)/pushes/-1", "\(base)/channels/\(String(repeating: "f", count: 5000))",
+                "\(base)/channels?by=channel&q=1e-20000", "\(base)/pushes/-1", "\(base)/schedules?start=%00", "\(base)/channels/\(String(repeating: "f", count: 5000))",
             ] {
                 let page = try await Self.get(client, uri, cookie: session)
                 #expect((400..<500).contains(page.status.code), "\(uri): \(page.status)")

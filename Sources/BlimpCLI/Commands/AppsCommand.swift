@@ -10,7 +10,7 @@ struct AppsCommand: AsyncParsableCommand {
         abstract: "Create and list apps, rotate their secrets, replace their APNs keys, and issue their server API tokens.",
         subcommands: [
             Create.self, List.self, TokenCommand.self, RotateMasterSecretCommand.self, RotateAppSecretCommand.self,
-            ReplaceAPNsKeyCommand.self, BudgetCommand.self, DeviceAssociationCommand.self,
+            ReplaceAPNsKeyCommand.self, BudgetCommand.self, DeviceAssociationCommand.self, SchedulingCommand.self,
         ]
     )
 

@@ -6,10 +6,12 @@ import Hummingbird
 /// The marketer's page: start, update or end a Live Activity by name for an audience of tags, named users and channels.
 /// Preview shows the exact APNs payload, its size against APNs's limit and how many tokens the audience reaches now;
 /// sending queues it as `POST /api/push` would (a name backed by a live activity channel following ``BroadcastRules``)
-/// and lands on the push's live report.
+/// and lands on the push's live report. Scheduling instead checks the form's schedule as `POST /api/schedules` would,
+/// creates it and lands on the app's schedules.
 struct ComposePage: Sendable {
     let gate: ConsoleGate
     let intake: PushIntake
+    let schedules: ScheduleStore
     let dispatch: DispatchStore
     let liveActivityChannels: LiveActivityChannelStore
     let renderer: PageRenderer
@@ -50,6 +52,7 @@ struct ComposePage: Sendable {
         let priorities: [Option]
         let matches: [Option]
         let form: ComposeForm
+        let schedule: ScheduleForm.View
         let include: [Row]
         let exclude: [Row]
         let errors: Errors
@@ -66,17 +69,21 @@ struct ComposePage: Sendable {
         let scope = try await self.gate.scope(request, context)
         var form = ComposeForm()
         form.name = try FormFields(query: request)["name"] ?? ""
-        return self.page(scope, form, errors: [:], preview: nil)
+        return self.page(scope, form, ScheduleForm(), errors: [:], preview: nil)
     }
 
     private func submit(_ request: Request, _ context: some RequestContext) async throws -> Response {
         let scope = try await self.gate.scope(request, context)
         let fields = try await self.gate.form(request, of: scope.user)
         let form = ComposeForm(fields)
+        let scheduleForm = ScheduleForm(fields)
         let now = self.gate.now()
+        func refused(_ errors: [String: String], status: HTTPResponse.Status = .badRequest) -> Response {
+            self.page(scope, form, scheduleForm, errors: errors, preview: nil, status: status)
+        }
         let push: Push
         switch form.push(now: now) {
-        case .failure(let errors): return self.page(scope, form, errors: errors.byField, preview: nil, status: .badRequest)
+        case .failure(let errors): return refused(errors.byField)
         case .success(let checked): push = checked
         }
         let channels: [String: String]
@@ -84,11 +91,20 @@ struct ComposePage: Sendable {
             let newest = try await self.liveActivityChannels.newest(names: BroadcastRules.names(in: [push]), appID: scope.app.id)
             channels = try BroadcastRules.channels(for: [push], paths: [""], newest: newest, timestamp: Int64(now.timeIntervalSince1970))
         } catch let refusal as BroadcastRules.Refusal {
-            let status: HTTPResponse.Status = refusal.isChannelGone ? .conflict : .badRequest
-            return self.page(scope, form, errors: [ComposeForm.field(of: refusal.field.path): refusal.field.message], preview: nil, status: status)
+            return refused([ComposeForm.field(of: refusal.field.path): refusal.field.message], status: refusal.isChannelGone ? .conflict : .badRequest)
         } catch { throw ConsoleError.from(error) }
-        guard fields["action"] == "send" else {
-            return self.page(scope, form, errors: [:], preview: try await self.preview(push, channels: channels, appID: scope.app.id, now: now))
+        switch fields["action"] {
+        case "send": break
+        case "schedule":
+            switch scheduleForm.schedule(of: push, now: now) {
+            case .failure(let errors): return refused(errors.byField)
+            case .success(let schedule):
+                do { _ = try await self.schedules.create([schedule], appID: scope.app.id, now: now) } catch { throw ConsoleError.from(error) }
+                return PageRenderer.redirect(to: "/console/app/\(scope.app.appKey)/schedules")
+            }
+        default:
+            let preview = try await self.preview(push, channels: channels, appID: scope.app.id, now: now)
+            return self.page(scope, form, scheduleForm, errors: [:], preview: preview)
         }
         let acceptance: PushAcceptance
         do {
@@ -99,7 +115,7 @@ struct ComposePage: Sendable {
         case .accepted(_, let pushIDs):
             return PageRenderer.redirect(to: "/console/app/\(scope.app.appKey)/pushes/\(pushIDs.first?.lowercaseString ?? "")")
         case .staleTimestamp(_, let name, _, let last):
-            return self.page(scope, form, errors: ["form": "A newer push of \(name) was accepted (timestamp \(last)); send again."], preview: nil, status: .conflict)
+            return refused(["form": "A newer push of \(name) was accepted (timestamp \(last)); send again."], status: .conflict)
         }
     }
 
@@ -122,7 +138,8 @@ struct ComposePage: Sendable {
     }
 
     private func page(
-        _ scope: AppScope, _ form: ComposeForm, errors: [String: String], preview: View.Preview?, status: HTTPResponse.Status = .ok
+        _ scope: AppScope, _ form: ComposeForm, _ schedule: ScheduleForm, errors: [String: String], preview: View.Preview?,
+        status: HTTPResponse.Status = .ok
     ) -> Response {
         func options(_ pairs: [(String, String)], _ selected: String) -> [View.Option] {
             pairs.map { View.Option(value: $0.0, label: $0.1, selected: $0.0 == selected) }
@@ -138,7 +155,7 @@ struct ComposePage: Sendable {
             events: options([("start", "Start"), ("update", "Update"), ("end", "End")], form.event),
             priorities: options([("10", "10: immediately (rationed per device)"), ("5", "5: when convenient (not rationed)")], form.priority),
             matches: options([("all", "all of"), ("any", "any of")], form.match),
-            form: form, include: rows("aud", form.include), exclude: rows("not", form.exclude), errors: View.Errors(errors),
+            form: form, schedule: schedule.view(errors: errors), include: rows("aud", form.include), exclude: rows("not", form.exclude), errors: View.Errors(errors),
             hasErrors: !errors.isEmpty, preview: preview)
         return self.renderer.page("compose", title: "Compose", nav: Navigation(scope, .compose), view, status: status)
     }
@@ -168,7 +185,7 @@ struct ComposePage: Sendable {
           <pre id="apns-payload" class="json" tabindex="0">{{payload}}</pre>
         </section>
         {{/preview}}
-        {{#hasErrors}}<p class="alert" role="alert" id="form-errors">The push cannot be sent as it is: see the fields marked below.</p>{{/hasErrors}}
+        {{#hasErrors}}<p class="alert" role="alert" id="form-errors">The push cannot be sent or scheduled as it is: see the fields marked below.</p>{{/hasErrors}}
         {{#errors.form}}<p id="error-form" class="field-error" role="alert">{{errors.form}}</p>{{/errors.form}}
         <form id="compose" method="post" action="{{action}}" class="compose">
           <input type="hidden" name="csrf" value="{{nav.csrf}}">
@@ -224,9 +241,11 @@ struct ComposePage: Sendable {
             {{#exclude}}{{> audience-row}}{{/exclude}}
             {{#errors.audience}}<p id="error-audience" class="field-error">{{errors.audience}}</p>{{/errors.audience}}
           </section>
+          {{#schedule}}{{> schedule-fields}}{{/schedule}}
           <div class="actions">
             <button id="preview-button" type="submit" name="action" value="preview" class="secondary">Preview</button>
-            <button id="send-button" type="submit" name="action" value="send">Send</button>
+            <button id="send-button" type="submit" name="action" value="send">Send now</button>
+            <button id="schedule-button" type="submit" name="action" value="schedule" class="secondary">Schedule</button>
           </div>
         </form>
         {{/body}}{{/main}}{{/layout}}

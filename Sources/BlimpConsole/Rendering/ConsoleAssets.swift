@@ -53,6 +53,9 @@ enum ConsoleAssets {
         textarea { font-family: ui-monospace, Menlo, Consolas, monospace; font-size: .9em; }
         fieldset { border: 1px dashed var(--line); border-radius: 8px; margin: .75rem 0; padding: .25rem .9rem .75rem; }
         legend { color: var(--muted); font-size: .85rem; }
+        label.check { display: inline-flex; align-items: center; gap: .3rem; font-weight: 400; margin-right: .9rem; }
+        label.check input { width: auto; }
+        form.inline { display: inline-block; margin: 0 .3rem .3rem 0; }
         .row { display: flex; flex-wrap: wrap; gap: 0 1rem; align-items: flex-end; }
         .row .field { min-width: 9rem; }
         .field.grow { flex: 1; min-width: 12rem; }
@@ -72,7 +75,7 @@ enum ConsoleAssets {
         .state { font-weight: 600; }
         .state-done, .state-active { color: var(--ok); }
         .state-failed, .state-cancelled { color: var(--bad); }
-        .state-queued, .state-sending, .state-expired, .state-superseded, .state-stale, .state-awaiting_token { color: var(--warn); }
+        .state-queued, .state-sending, .state-expired, .state-superseded, .state-stale, .state-awaiting_token, .state-paused { color: var(--warn); }
         .state-ended, .state-dismissed { color: var(--muted); }
         .outcome { display: inline-block; font-size: .85rem; color: var(--bad); margin-right: .4rem; }
         .outcome.ok { color: var(--ok); }

@@ -21,6 +21,7 @@ enum Layout {
             <a id="nav-channels" href="{{base}}/channels" {{#inChannels}}aria-current="page"{{/inChannels}}>Channels</a>
             <a id="nav-activities" href="{{base}}/activities" {{#inActivities}}aria-current="page"{{/inActivities}}>Activities</a>
             <a id="nav-pushes" href="{{base}}/pushes" {{#inPushes}}aria-current="page"{{/inPushes}}>Pushes</a>
+            <a id="nav-schedules" href="{{base}}/schedules" {{#inSchedules}}aria-current="page"{{/inSchedules}}>Schedules</a>
             <a id="nav-compose" href="{{base}}/compose" {{#inCompose}}aria-current="page"{{/inCompose}}>Compose</a>
             {{/base}}
             {{#isAdmin}}<a id="nav-apps" href="/console/apps" {{#inApps}}aria-current="page"{{/inApps}}>Apps</a>{{/isAdmin}}

@@ -22,6 +22,8 @@ struct PageRenderer: Sendable {
         "pushes": PushesPage.template,
         "push-rows": PushesPage.rowsTemplate,
         "push": PushPage.template,
+        "schedules": SchedulesPage.template,
+        "schedule-fields": ScheduleForm.template,
         "compose": ComposePage.template,
         "audience-row": ComposePage.rowTemplate,
         "apps": AppsPage.template,

@@ -8,7 +8,7 @@ struct PageView<Body>: Sendable where Body: Sendable {
 /// The header's links: an app's pages, and the apps page for the admin. Each `in…` flag marks the current section
 /// (stored, as Mustache reads stored properties only).
 struct Navigation: Sendable {
-    enum Section: Sendable { case overview, channels, activities, pushes, compose, apps }
+    enum Section: Sendable { case overview, channels, activities, pushes, schedules, compose, apps }
 
     /// The app's pages, `/console/app/<key>`; `nil` on the admin's apps pages.
     let base: String?
@@ -19,6 +19,7 @@ struct Navigation: Sendable {
     let inChannels: Bool
     let inActivities: Bool
     let inPushes: Bool
+    let inSchedules: Bool
     let inCompose: Bool
     let inApps: Bool
 
@@ -35,6 +36,7 @@ struct Navigation: Sendable {
         self.inChannels = section == .channels
         self.inActivities = section == .activities
         self.inPushes = section == .pushes
+        self.inSchedules = section == .schedules
         self.inCompose = section == .compose
         self.inApps = section == .apps
     }

@@ -239,6 +239,25 @@ public struct AppStore: Sendable {
         return (app, try Self.unseal(sealed, of: app, serverKey: serverKey), budget)
     }
 
+    /// Sets how late the app's schedules may still fire after Blimp was down (seconds), and the time zone of its
+    /// channels without a valid one for local-time schedules; each when given. A zone PostgreSQL does not know is
+    /// `.invalid`.
+    public func setScheduling(graceSeconds: Int?, defaultTimeZone: String?, appKey: String) async throws(StoreError) {
+        if let zone = defaultTimeZone {
+            let known = try await StoreError.mapping {
+                try await self.client.query("SELECT 1 FROM time_zones WHERE name = \(zone)", logger: self.logger).decode(Int.self).array()
+            }
+            guard !known.isEmpty else { throw .invalid("'\(zone)' is not a time zone PostgreSQL knows (see pg_timezone_names), e.g. Europe/Berlin") }
+        }
+        try await self.updateOne(
+            """
+            UPDATE apps SET schedule_grace_seconds = coalesce(\(graceSeconds), schedule_grace_seconds),
+                            default_time_zone = coalesce(\(defaultTimeZone), default_time_zone)
+            WHERE app_key = \(appKey) RETURNING 1
+            """
+        )
+    }
+
     /// Sets the app's Live Activity budgets.
     public func setBudget(_ budget: PriorityBudget, appKey: String) async throws(StoreError) {
         try await self.updateOne(
