@@ -5,6 +5,7 @@ already registered). Sends good and bad requests to every route and validates ea
 openapi-core; exits non-zero on the first mismatch.
 """
 import base64
+import datetime
 import json
 import os
 import sys
@@ -120,6 +121,45 @@ check("POST", "/api/live_activity_channels", 503, master_headers, {"name": "matc
 check("POST", "/api/live_activity_channels", 400, master_headers, {"name": "match-9", "message_storage_policy": 3})
 check("GET", "/api/live_activity_channels", 200, master_headers, params={"include_deleted": "true"})
 check("DELETE", "/api/live_activity_channels/match-9", 404, master_headers)
+
+# Schedules: one and an array created, read, listed, replaced, paused, resumed and cancelled; what is refused.
+later = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None, microsecond=0) + datetime.timedelta(days=1)
+tomorrow = later.strftime("%Y-%m-%dT%H:%M:%S")
+once = {"name": "full time", "schedule": {"scheduled_time": tomorrow}, "push": update}
+weekly = {"schedule": {"local_scheduled_time": tomorrow, "recurring": {
+              "cadence": {"type": "weekly", "count": 2, "days_of_week": ["monday", "friday"]},
+              "end_time": (later + datetime.timedelta(days=60)).strftime("%Y-%m-%dT%H:%M:%S"),
+              "exclusions": [{"hour_range": "22-5", "days_of_week": ["sunday"]},
+                             {"date_range": f"{tomorrow}/{(later + datetime.timedelta(days=7)).strftime('%Y-%m-%dT%H:%M:%S')}"}]}},
+          "push": alert}
+daily = {"schedule": {"scheduled_time": tomorrow, "recurring": {"cadence": {"type": "daily", "count": 1}, "paused": True}},
+         "push": {**update, "options": {"expiry": 3600}}}
+created = check("POST", "/api/schedules", 201, master_headers, once).json()
+schedule_id = created["schedule_ids"][0]
+check("POST", "/api/schedules", 201, master_headers, [weekly, daily])
+check("GET", f"/api/schedules/{schedule_id}", 200, master_headers)
+check("GET", f"/api/schedules/{uuid.uuid4()}", 404, master_headers)
+check("GET", "/api/schedules/not-a-schedule", 404, master_headers)
+listed = check("GET", "/api/schedules", 200, master_headers, params={"limit": 2}).json()
+check("GET", "/api/schedules", 200, master_headers, params={"limit": 2, "start": listed["next_page"].split("start=")[1]})
+check("GET", "/api/schedules", 400, master_headers, params={"limit": 0})
+check("GET", "/api/schedules", 401, basic(app_secret))
+check("PUT", f"/api/schedules/{schedule_id}", 200, master_headers, {**once, "name": "full time, delayed"})
+check("PUT", f"/api/schedules/{uuid.uuid4()}", 404, master_headers, once)
+check("POST", f"/api/schedules/{schedule_id}/pause", 204, master_headers, body="")
+check("POST", f"/api/schedules/{schedule_id}/resume", 204, master_headers, body="")
+check("POST", f"/api/schedules/{uuid.uuid4()}/pause", 404, master_headers, body="")
+check("POST", "/api/schedules", 400, master_headers, {**once, "schedule": {"best_time": {"send_time": "10:00:00"}}})
+check("POST", "/api/schedules", 400, master_headers, {**once, "schedule": {"scheduled_time": "2001-01-01T00:00:00"}})
+check("POST", "/api/schedules", 400, master_headers, {**once, "push_ids": [str(uuid.uuid4())]})
+check("POST", "/api/schedules", 400, master_headers,
+      {**daily, "schedule": {"scheduled_time": tomorrow, "recurring": {"cadence": {"type": "daily", "count": 10 ** 12}}}})
+check("POST", "/api/schedules", 400, master_headers, {**daily, "push": stale})
+check("POST", "/api/schedules", 401, basic(app_secret), once)
+check("POST", "/api/schedules/create-and-send", 400, master_headers, once)
+check("POST", "/api/templates/schedules", 400, master_headers, once)
+check("DELETE", f"/api/schedules/{schedule_id}", 204, master_headers)
+check("DELETE", f"/api/schedules/{schedule_id}", 404, master_headers)
 
 check("POST", "/api/channels/uninstall", 200, master_headers, [channels[2]])
 check("POST", "/api/named_users/uninstall", 200, master_headers, {"named_user_id": ["user-1"]})
