@@ -572,7 +572,8 @@ CREATE TABLE schedules (
     last_error_at   timestamptz,
     PRIMARY KEY (app_id, schedule_id)
 );
-CREATE INDEX schedules_due ON schedules (next_fire_at) WHERE next_fire_at IS NOT NULL;
+-- The pending schedules only: a worker reads the due ones across apps in next_fire_at order from this small index.
+CREATE INDEX schedules_due ON schedules (app_id, next_fire_at) WHERE next_fire_at IS NOT NULL;
 CREATE INDEX schedules_by_creation ON schedules (app_id, created_at, schedule_id);
 -- Each occurrence fired (per time zone for a local-time schedule; '' for UTC): the push it queued, or why none
 -- (`missed`: past the grace period; otherwise the refusal). The primary key is what makes a firing happen once.

@@ -36,6 +36,8 @@ public struct Scheduler: Sendable {
                     wait = min(wait, .milliseconds(Int64(seconds * 1000)))
                 }
             } catch {
+                // Stopping: the transaction rolled back and the next worker fires what it held.
+                if Task.isCancelled || Task.isShuttingDownGracefully { return }
                 self.logger.error("firing schedules failed; trying again", metadata: ["error": "\(error)"])
             }
             let pause = wait
