@@ -120,22 +120,12 @@ struct PushController: Sendable {
     /// The app's pushes, newest first, paged like channels: `next_page` (and `Link`) is the next page's absolute URL.
     func list(_ request: Request) async throws -> Response {
         let caller = try await self.auth.master(request)
-        let query = request.uri.queryParameters
-        let limit = try Paging.limit(query["limit"].map(String.init), maximum: Self.maximumPage, fallback: Self.defaultPage)
-        var start: UUID?
-        if let text = query["start"] {
-            guard let id = UUID(parsing: String(text)) else { throw AirshipError.invalid(InvalidField("start", "start is a push id")) }
-            start = id
-        }
-        let page = try await self.reports.list(appID: caller.app.id, limit: limit, start: start)
-        var members: [RawJSON.Member] = [.init("ok", .bool(true)), .init("pushes", .array(page.reports.map(\.json)))]
-        var headers: HTTPFields = [:]
-        if let next = page.next {
-            let url = "\(self.publicURL.base(for: request))/api/pushes?limit=\(limit)&start=\(next.lowercaseString)"
-            members.append(.init("next_page", .string(url)))
-            headers[AirshipJSON.link] = "<\(url)>; rel=\"next\""
-        }
-        return AirshipJSON.response(headers: headers, json: RawJSON.object(members).text)
+        let limit = try Paging.limit(
+            request.uri.queryParameters["limit"].map(String.init), maximum: Self.maximumPage, fallback: Self.defaultPage)
+        let page = try await self.reports.list(appID: caller.app.id, limit: limit, start: try Paging.start(request, "push"))
+        return Paging.answer(
+            [.init("ok", .bool(true)), .init("pushes", .array(page.reports.map(\.json)))], next: page.next, path: "/api/pushes", limit: limit,
+            base: self.publicURL.base(for: request))
     }
 
     /// The `Idempotency-Key` header: 1 to 255 printable ASCII characters.

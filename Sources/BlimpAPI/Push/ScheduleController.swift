@@ -97,25 +97,15 @@ struct ScheduleController: Sendable {
     /// A page of the app's schedules in creation order; `next_page` (and `Link`) is the next page's absolute URL.
     private func list(_ request: Request) async throws -> Response {
         let caller = try await self.auth.master(request)
-        let query = request.uri.queryParameters
-        let limit = try Paging.limit(query["limit"].map(String.init), maximum: Self.maximumPage, fallback: Self.defaultPage)
-        var start: UUID?
-        if let text = query["start"] {
-            guard let id = UUID(parsing: String(text)) else { throw AirshipError.invalid(InvalidField("start", "start is a schedule id")) }
-            start = id
-        }
-        let page = try await self.schedules.list(appID: caller.app.id, limit: limit, start: start)
-        var members: [RawJSON.Member] = [
-            .init("ok", .bool(true)), .init("count", .integer(Int64(page.records.count))),
-            .init("schedules", .array(page.records.map { Self.json($0, url: self.url(of: $0.scheduleID, request)) })),
-        ]
-        var headers: HTTPFields = [:]
-        if let next = page.next {
-            let url = "\(self.publicURL.base(for: request))/api/schedules?limit=\(limit)&start=\(next.lowercaseString)"
-            members.append(.init("next_page", .string(url)))
-            headers[AirshipJSON.link] = "<\(url)>; rel=\"next\""
-        }
-        return AirshipJSON.response(headers: headers, json: RawJSON.object(members).text)
+        let limit = try Paging.limit(
+            request.uri.queryParameters["limit"].map(String.init), maximum: Self.maximumPage, fallback: Self.defaultPage)
+        let page = try await self.schedules.list(appID: caller.app.id, limit: limit, start: try Paging.start(request, "schedule"))
+        return Paging.answer(
+            [
+                .init("ok", .bool(true)), .init("count", .integer(Int64(page.records.count))),
+                .init("schedules", .array(page.records.map { Self.json($0, url: self.url(of: $0.scheduleID, request)) })),
+            ],
+            next: page.next, path: "/api/schedules", limit: limit, base: self.publicURL.base(for: request))
     }
 
     /// The request's schedules, each push checked as `POST /api/push` checks it.

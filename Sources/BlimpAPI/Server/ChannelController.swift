@@ -143,15 +143,3 @@ struct ChannelController: Sendable {
         }
     }
 }
-
-/// The `limit` of a listing.
-enum Paging {
-    /// The `limit` query parameter, 1 to `maximum`; `fallback` (else `maximum`) when absent.
-    static func limit(_ text: String?, maximum: Int, fallback: Int? = nil) throws -> Int {
-        guard let text else { return fallback ?? maximum }
-        guard let limit = Int(text), (1...maximum).contains(limit) else {
-            throw AirshipError.invalid(InvalidField("limit", "limit is 1 to \(maximum)"))
-        }
-        return limit
-    }
-}
