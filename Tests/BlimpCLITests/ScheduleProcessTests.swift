@@ -10,7 +10,7 @@ import Glibc
 #endif
 
 /// `blimp worker` processes fire schedules: a worker killed with SIGKILL as soon as its first firings commit leaves
-/// nothing half done, and another worker fires the rest; every schedule fires exactly once.
+/// nothing half done, and another worker fires the rest; each of 400 schedules fires exactly once.
 @Suite(.enabled(if: TestDatabase.isEnabled)) struct ScheduleProcessTests {
     @Test func aWorkerKilledWhileFiringLeavesEachScheduleFiredOnce() async throws {
         try await TestDatabase.withFreshDatabase { url, client in
@@ -26,8 +26,8 @@ import Glibc
                 workerEnvironment["BLIMP_APNS_URL"] = "https://127.0.0.1:\(simPort)"
                 workerEnvironment["BLIMP_APNS_CA_FILE"] = folder.appendingPathComponent("sim/ca.pem").path
 
-                // 200 schedules due in two seconds, each an alert: a worker fires them 20 per transaction.
-                let count = 200
+                // 400 schedules due in two seconds, each an alert: a worker fires them 20 per transaction.
+                let count = 400
                 let due = AirshipDate.format(Date().addingTimeInterval(2))
                 let push = #"{"audience": "all", "device_types": ["ios"], "notification": {"alert": "Kick-off"}}"#
                 let object = try RawJSONParser.parse(#"{"schedule": {"scheduled_time": "\#(due)"}, "push": \#(push)}"#.utf8)
@@ -55,14 +55,14 @@ import Glibc
                     return try await fired()
                 }
 
-                let first = try BlimpProcess(["worker", "--name", "first"], environment: workerEnvironment)
+                let first = try BlimpProcess(["worker", "--name", "first", "--log-level", "warning"], environment: workerEnvironment)
                 let atKill = try await waitUntil { $0.firings > 0 }
                 first.signal(SIGKILL)
                 _ = await first.wait()
                 let afterKill = try await fired()
                 #expect(afterKill.firings == afterKill.schedules && afterKill.firings == afterKill.pushes, "\(afterKill)")
 
-                let second = try BlimpProcess(["worker", "--name", "second"], environment: workerEnvironment)
+                let second = try BlimpProcess(["worker", "--name", "second", "--log-level", "warning"], environment: workerEnvironment)
                 let end = try await waitUntil { $0.schedules == count }
                 #expect(end.firings == count && end.pushes == count, "killed at \(atKill), then \(afterKill), at the end \(end)")
                 let unfinished = try await client.query(

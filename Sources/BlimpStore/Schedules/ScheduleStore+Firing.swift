@@ -16,10 +16,24 @@ import PostgresNIO
 /// An occurrence found more than the app's grace period late (Blimp was down) is recorded as missed, not sent; of
 /// several occurrences missed in a row only the latest is looked at, so a recurring schedule catches up at most once.
 extension ScheduleStore {
-    /// What one firing in one zone did.
-    private enum Firing {
-        case queued(UUID)
-        case skipped(String)
+    /// One occurrence of a schedule in one zone (`""`: UTC), planned in the batch's first pass: a push to queue, or why
+    /// none; `pushID` once queued. `move` is its schedule's index in the batch.
+    private struct Firing {
+        var move: Int
+        var occurrence: Date
+        var zone: String
+        var submission: PushSubmission?
+        var skipped: String?
+        var pushID: UUID?
+    }
+
+    /// How a schedule of the batch moves on: its next occurrence not fired everywhere, when a worker next looks at it,
+    /// and the last thing that went wrong.
+    private struct Move {
+        var due: Due
+        var next: Date?
+        var fireAt: Date?
+        var error: String?
     }
 
     /// A due schedule as the firing reads it.
@@ -33,7 +47,8 @@ extension ScheduleStore {
         var defaultZone: String
     }
 
-    /// Fires up to `limit` due schedules in one transaction; returns how many it looked at.
+    /// Fires up to `limit` due schedules in one transaction, their pushes queued through one intake; returns how many it
+    /// looked at.
     public func fireDue(now: Date, limit: Int, liveActivityChannels: LiveActivityChannelStore) async throws(StoreError) -> Int {
         try await StoreError.mapping {
             try await self.client.withTransaction(logger: self.logger) { connection in
@@ -51,6 +66,8 @@ extension ScheduleStore {
                     """,
                     logger: self.logger
                 ).collect()
+                var firings: [Firing] = []
+                var moves: [Move] = []
                 for row in rows {
                     let (appID, scheduleID, name, local, time, recurring, push, next, grace, defaultZone) = try row.decode(
                         (Int64, UUID, String?, Bool, Date, String?, String, Date?, Int, String).self)
@@ -61,8 +78,11 @@ extension ScheduleStore {
                     } catch {
                         due.unreadable = "the schedule cannot be read: \(error)"
                     }
-                    try await self.fire(due, now: now, channels: liveActivityChannels, on: connection)
+                    try await self.plan(due, now: now, channels: liveActivityChannels, into: &firings, moves: &moves, on: connection)
                 }
+                try await self.queue(&firings, moves: &moves, now: now, on: connection)
+                try await self.record(firings, moves: moves, now: now, on: connection)
+                try await self.finish(moves, now: now, on: connection)
                 return rows.count
             }
         }
@@ -76,68 +96,100 @@ extension ScheduleStore {
         }
     }
 
-    private func fire(_ due: Due, now: Date, channels: LiveActivityChannelStore, on connection: PostgresConnection) async throws {
+    /// Plans the due schedule's firings: each zone whose clocks reached an in-flight occurrence gets a push (checked
+    /// against a live activity channel's rules), or is missed past the grace period; and how the schedule moves on.
+    private func plan(
+        _ due: Due, now: Date, channels: LiveActivityChannelStore, into firings: inout [Firing], moves: inout [Move],
+        on connection: PostgresConnection
+    ) async throws {
+        let move = moves.count
         guard let schedule = due.schedule, var occurrence = due.nextOccurrence else {
-            try await self.finish(due, next: nil, fireAt: nil, error: due.unreadable, now: now, on: connection)
+            moves.append(Move(due: due, next: nil, fireAt: nil, error: due.unreadable))
             return
         }
-        let lastOffset = schedule.time.isLocal ? ScheduledPush.latestOffset : 0
+        let local = schedule.time.isLocal
+        let lastOffset = local ? ScheduledPush.latestOffset : 0
         // Occurrences every zone passed while Blimp was down: only the latest is looked at.
         while let later = schedule.occurrence(after: occurrence), later.addingTimeInterval(lastOffset) <= now { occurrence = later }
-        let zones = schedule.time.isLocal ? try await Self.zones(appID: due.appID, defaultZone: due.defaultZone, on: connection, logger: self.logger) : [""]
+        let zones = local ? try await Self.zones(appID: due.appID, defaultZone: due.defaultZone, on: connection, logger: self.logger) : []
         var upcoming: Date?
         var incomplete: Date?
         var error: String?
         var current: Date? = occurrence
-        while let time = current, time.addingTimeInterval(schedule.time.isLocal ? -ScheduledPush.earliestOffset : 0) <= now {
-            let fired = try await self.firedZones(of: due, at: time, on: connection)
-            for (zone, instant) in try await Self.instants(of: time, in: zones, on: connection, logger: self.logger) where !fired.contains(zone) {
+        while let time = current, time.addingTimeInterval(local ? -ScheduledPush.earliestOffset : 0) <= now {
+            // A UTC occurrence is due at its time, in no zone; a local one in each zone that has not fired it yet.
+            let instants: [(String, Date)]
+            if local {
+                let fired = try await self.firedZones(of: due, at: time, on: connection)
+                instants = try await Self.instants(of: time, in: zones, on: connection, logger: self.logger).filter { !fired.contains($0.0) }
+            } else {
+                instants = [("", time)]
+            }
+            for (zone, instant) in instants {
                 guard instant <= now else {
                     upcoming = min(upcoming ?? instant, instant)
                     continue
                 }
-                let firing: Firing
+                var firing = Firing(move: move, occurrence: time, zone: zone)
                 if now.timeIntervalSince(instant) > due.grace {
-                    firing = .skipped("missed: due at \(AirshipDate.format(instant)) UTC, more than the app's grace period of \(Int(due.grace)) s ago")
+                    firing.skipped = "missed: due at \(AirshipDate.format(instant)) UTC, more than the app's grace period of \(Int(due.grace)) s ago"
                 } else {
-                    let local = zone.isEmpty ? nil : LocalTimeZone(name: zone, isDefault: zone == due.defaultZone)
-                    firing = try await self.queue(schedule.push, appID: due.appID, zone: local, channels: channels, now: now, on: connection)
+                    let zone = zone.isEmpty ? nil : LocalTimeZone(name: zone, isDefault: zone == due.defaultZone)
+                    switch try await self.submission(schedule.push, appID: due.appID, zone: zone, channels: channels, now: now) {
+                    case .success(let submission): firing.submission = submission
+                    case .failure(let refusal): firing.skipped = refusal.reason
+                    }
                 }
-                if case .skipped(let reason) = firing { error = reason }
-                try await self.record(firing, of: due, at: time, zone: zone, now: now, on: connection)
+                error = firing.skipped ?? error
+                firings.append(firing)
             }
             if incomplete == nil, time.addingTimeInterval(lastOffset) > now { incomplete = time }
             current = schedule.occurrence(after: time)
         }
         if let time = current {
-            let first = time.addingTimeInterval(schedule.time.isLocal ? -ScheduledPush.earliestOffset : 0)
+            let first = time.addingTimeInterval(local ? -ScheduledPush.earliestOffset : 0)
             upcoming = min(upcoming ?? first, first)
         }
-        try await self.finish(due, next: upcoming == nil ? nil : incomplete ?? current, fireAt: upcoming, error: error, now: now, on: connection)
+        moves.append(Move(due: due, next: upcoming == nil ? nil : incomplete ?? current, fireAt: upcoming, error: error))
     }
 
-    /// Queues the push as `POST /api/push` would (a live activity channel's rules checked again), within the firing's
-    /// transaction.
-    private func queue(
-        _ push: Push, appID: Int64, zone: LocalTimeZone?, channels: LiveActivityChannelStore, now: Date, on connection: PostgresConnection
-    ) async throws -> Firing {
+    /// Why a firing's push was refused, in words.
+    private struct Refusal: Error {
+        var reason: String
+    }
+
+    /// The push as `POST /api/push` would submit it (a live activity channel's rules checked again).
+    private func submission(
+        _ push: Push, appID: Int64, zone: LocalTimeZone?, channels: LiveActivityChannelStore, now: Date
+    ) async throws -> Result<PushSubmission, Refusal> {
         let newest = try await channels.newest(names: BroadcastRules.names(in: [push]), appID: appID)
         let broadcast: [String: String]
         do {
             broadcast = try BroadcastRules.channels(for: [push], paths: [""], newest: newest, timestamp: Int64(now.timeIntervalSince1970))
         } catch {
-            return .skipped("refused: \(error.field.message)")
+            return .failure(Refusal(reason: "refused: \(error.field.message)"))
         }
         var submission = PushSubmission(appID: appID, pushes: [push], idempotencyKey: nil, broadcastChannels: broadcast)
         submission.localTimeZone = zone
-        switch try await PushIntake.accept([submission], on: connection, logger: self.logger, now: now).first {
-        case .accepted(_, let pushIDs)?:
-            PushMetrics.accepted.increment(by: Int64(pushIDs.count))
-            return .queued(pushIDs[0])
-        case .staleTimestamp(_, let name, let timestamp, let last)?:
-            return .skipped("refused: the timestamp \(timestamp) is not after \(last), the last accepted for '\(name)'")
-        case nil:
-            return .skipped("refused: nothing was queued")
+        return .success(submission)
+    }
+
+    /// Queues the batch's pushes through one intake, within the firing's transaction; a push the intake refuses (its
+    /// own timestamp no longer newer than its name's last) is recorded as skipped.
+    private func queue(_ firings: inout [Firing], moves: inout [Move], now: Date, on connection: PostgresConnection) async throws {
+        let sending = firings.indices.filter { firings[$0].submission != nil }
+        guard !sending.isEmpty else { return }
+        let answers = try await PushIntake.accept(sending.map { firings[$0].submission! }, on: connection, logger: self.logger, now: now)
+        for (index, answer) in zip(sending, answers) {
+            switch answer {
+            case .accepted(_, let pushIDs):
+                firings[index].pushID = pushIDs.first
+                PushMetrics.accepted.increment()
+            case .staleTimestamp(_, let name, let timestamp, let last):
+                let reason = "refused: the timestamp \(timestamp) is not after \(last), the last accepted for '\(name)'"
+                firings[index].skipped = reason
+                moves[firings[index].move].error = reason
+            }
         }
     }
 
@@ -151,28 +203,49 @@ extension ScheduleStore {
         ).decode(String.self).array())
     }
 
-    private func record(_ firing: Firing, of due: Due, at occurrence: Date, zone: String, now: Date, on connection: PostgresConnection) async throws {
-        let (pushID, skipped): (UUID?, String?) =
-            switch firing {
-            case .queued(let id): (id, nil)
-            case .skipped(let reason): (nil, reason)
+    /// Records the batch's firings in one statement: each the push it queued, or why none.
+    private func record(_ firings: [Firing], moves: [Move], now: Date, on connection: PostgresConnection) async throws {
+        guard !firings.isEmpty else { return }
+        let recorded = firings.filter { $0.pushID != nil || $0.skipped != nil }
+        for firing in recorded {
+            let due = moves[firing.move].due
+            var metadata: Logger.Metadata = ["schedule.id": "\(due.scheduleID.lowercaseString)", "time_zone": "\(firing.zone)"]
+            if let pushID = firing.pushID {
+                metadata["push.id"] = "\(pushID.lowercaseString)"
+                self.logger.debug("schedule fired", metadata: metadata)
+            } else if let skipped = firing.skipped {
+                metadata["reason"] = "\(skipped)"
+                self.logger.warning("schedule occurrence not sent", metadata: metadata)
             }
+        }
         try await connection.query(
             """
             INSERT INTO schedule_firings (app_id, schedule_id, occurrence, time_zone, push_id, skipped, fired_at)
-            VALUES (\(due.appID), \(due.scheduleID), \(occurrence)::timestamptz AT TIME ZONE 'UTC', \(zone), \(pushID), \(skipped), \(now))
+            SELECT app_id, schedule_id, occurrence AT TIME ZONE 'UTC', time_zone, NULLIF(push_id, '')::uuid, NULLIF(skipped, ''), \(now)
+            FROM unnest(\(recorded.map { moves[$0.move].due.appID })::bigint[], \(recorded.map { moves[$0.move].due.scheduleID })::uuid[],
+                        \(recorded.map(\.occurrence))::timestamptz[], \(recorded.map(\.zone))::text[],
+                        \(recorded.map { $0.pushID?.lowercaseString ?? "" })::text[], \(recorded.map { $0.pushID == nil ? $0.skipped ?? "" : "" })::text[])
+                 AS r (app_id, schedule_id, occurrence, time_zone, push_id, skipped)
+            ON CONFLICT DO NOTHING
             """,
             logger: self.logger)
-        if let pushID { self.logger.info("schedule fired", metadata: ["schedule.id": "\(due.scheduleID.lowercaseString)", "push.id": "\(pushID.lowercaseString)", "time_zone": "\(zone)"]) }
-        if let skipped { self.logger.warning("schedule occurrence not sent", metadata: ["schedule.id": "\(due.scheduleID.lowercaseString)", "reason": "\(skipped)", "time_zone": "\(zone)"]) }
     }
 
-    private func finish(_ due: Due, next: Date?, fireAt: Date?, error: String?, now: Date, on connection: PostgresConnection) async throws {
+    /// Moves the batch's schedules on, in one statement (a time as epoch seconds, -1 for none).
+    private func finish(_ moves: [Move], now: Date, on connection: PostgresConnection) async throws {
+        guard !moves.isEmpty else { return }
+        func seconds(_ date: Date?) -> Double { date?.timeIntervalSince1970 ?? -1 }
         try await connection.query(
             """
-            UPDATE schedules SET next_occurrence = \(next)::timestamptz AT TIME ZONE 'UTC', next_fire_at = \(fireAt),
-                   last_error = coalesce(\(error), last_error), last_error_at = CASE WHEN \(error)::text IS NULL THEN last_error_at ELSE \(now) END
-            WHERE app_id = \(due.appID) AND schedule_id = \(due.scheduleID)
+            UPDATE schedules s
+            SET next_occurrence = CASE WHEN r.next < 0 THEN NULL ELSE to_timestamp(r.next) AT TIME ZONE 'UTC' END,
+                next_fire_at = CASE WHEN r.fire_at < 0 THEN NULL ELSE to_timestamp(r.fire_at) END,
+                last_error = coalesce(NULLIF(r.error, ''), s.last_error),
+                last_error_at = CASE WHEN r.error = '' THEN s.last_error_at ELSE \(now) END
+            FROM unnest(\(moves.map(\.due.appID))::bigint[], \(moves.map(\.due.scheduleID))::uuid[],
+                        \(moves.map { seconds($0.next) })::float8[], \(moves.map { seconds($0.fireAt) })::float8[],
+                        \(moves.map { $0.error ?? "" })::text[]) AS r (app_id, schedule_id, next, fire_at, error)
+            WHERE s.app_id = r.app_id AND s.schedule_id = r.schedule_id
             """,
             logger: self.logger)
     }
