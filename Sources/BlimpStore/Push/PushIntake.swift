@@ -119,8 +119,8 @@ public struct PushIntake: Sendable {
         if !accepted.isEmpty {
             try await connection.query(Self.insertPushes(accepted), logger: logger)
             try await connection.query(Self.moveNames(moves), logger: logger)
-            for ending in endings {
-                try await ScheduleStore.insert([(ending.scheduleID, ending.schedule)], appID: ending.appID, now: now, on: connection, logger: logger)
+            for (appID, app) in Dictionary(grouping: endings, by: \.appID) {
+                try await ScheduleStore.insert(app.map { ($0.scheduleID, $0.schedule) }, appID: appID, now: now, on: connection, logger: logger)
             }
             // Workers LISTEN; PostgreSQL delivers this when the transaction commits.
             try await connection.query("SELECT pg_notify(\(DispatchStore.channel), '')", logger: logger)

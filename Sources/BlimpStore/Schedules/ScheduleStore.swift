@@ -62,23 +62,28 @@ public struct ScheduleStore: Sendable {
         return ids
     }
 
-    /// Inserts `schedules` with their ids, within the caller's transaction (the push intake schedules a start's end so).
+    /// Inserts `schedules` with their ids in one statement, within the caller's transaction (the push intake schedules
+    /// a start's end so). Columns go as arrays; a time is epoch seconds (-1 for none), an empty text is none.
     static func insert(
         _ schedules: [(UUID, ScheduledPush)], appID: Int64, now: Date, on connection: PostgresConnection, logger: Logger
     ) async throws {
-        for (id, schedule) in schedules {
-            let (next, fireAt) = Self.firstFiring(of: schedule, now: now)
-            try await connection.query(
-                """
-                INSERT INTO schedules (app_id, schedule_id, name, local, scheduled_time, recurring, push, paused,
-                                       next_occurrence, next_fire_at, created_at, updated_at)
-                VALUES (\(appID), \(id), \(schedule.name), \(schedule.time.isLocal),
-                        \(schedule.time.wallClock)::timestamptz AT TIME ZONE 'UTC', \(schedule.recurrence.map { ScheduledPush.json($0).text })::jsonb,
-                        \(schedule.push.request.text)::jsonb, \(schedule.recurrence?.paused ?? false),
-                        \(next)::timestamptz AT TIME ZONE 'UTC', \(fireAt), \(now), \(now))
-                """,
-                logger: logger)
-        }
+        guard !schedules.isEmpty else { return }
+        let firings = schedules.map { Self.firstFiring(of: $0.1, now: now) }
+        try await connection.query(
+            """
+            INSERT INTO schedules (app_id, schedule_id, name, local, scheduled_time, recurring, push, paused,
+                                   next_occurrence, next_fire_at, created_at, updated_at)
+            SELECT \(appID), r.id, NULLIF(r.name, ''), r.local, to_timestamp(r.time) AT TIME ZONE 'UTC', NULLIF(r.recurring, '')::jsonb,
+                   r.push::jsonb, r.paused, CASE WHEN r.next < 0 THEN NULL ELSE to_timestamp(r.next) AT TIME ZONE 'UTC' END,
+                   CASE WHEN r.fire_at < 0 THEN NULL ELSE to_timestamp(r.fire_at) END, \(now), \(now)
+            FROM unnest(\(schedules.map(\.0))::uuid[], \(schedules.map { $0.1.name ?? "" })::text[], \(schedules.map(\.1.time.isLocal))::boolean[],
+                        \(schedules.map { $0.1.time.wallClock.timeIntervalSince1970 })::float8[],
+                        \(schedules.map { $0.1.recurrence.map { ScheduledPush.json($0).text } ?? "" })::text[],
+                        \(schedules.map(\.1.push.request.text))::text[], \(schedules.map { $0.1.recurrence?.paused ?? false })::boolean[],
+                        \(firings.map { $0.next?.timeIntervalSince1970 ?? -1 })::float8[], \(firings.map { $0.fireAt?.timeIntervalSince1970 ?? -1 })::float8[])
+                 AS r (id, name, local, time, recurring, push, paused, next, fire_at)
+            """,
+            logger: logger)
     }
 
     /// Replaces the schedule with `schedule` (Airship's `PUT`: the whole object; a recurrence's `paused` is taken as
