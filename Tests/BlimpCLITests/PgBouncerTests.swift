@@ -115,18 +115,19 @@ import Glibc
                 }
                 for await _ in locked { break }
                 async let lookup = Self.request("\(base)/api/channels/\(channelID.uuidString.lowercased())", appKey: appKey, secret: masterSecret)
-                // Its statement waits for the lock until the role's timeout (2 s) from when it reaches PostgreSQL.
+                // Its statement waits for the lock until the role's timeout (2 s) from when it reaches PostgreSQL. (The
+                // worker's poll may wait beside it: looking for released pushes reads channels.)
                 var waiting: [String] = []
                 let deadline = ContinuousClock.now + .seconds(10)
                 while waiting.isEmpty, ContinuousClock.now < deadline {
                     try await Task.sleep(for: .milliseconds(50))
-                    waiting = try await Self.waitingForLocks(on: client)
+                    waiting = try await Self.lookupsWaitingForLocks(on: client)
                 }
                 #expect(waiting.count == 1, "\(waiting)")
                 let (status, _) = try await lookup
                 #expect(status == 503)
                 try await Task.sleep(for: .milliseconds(300))
-                let stillWaiting = try await Self.waitingForLocks(on: client).filter { waiting.contains($0) }
+                let stillWaiting = try await Self.lookupsWaitingForLocks(on: client).filter { waiting.contains($0) }
                 #expect(stillWaiting.isEmpty, "the lookup's statement outlived its request")
                 releaseContinuation.yield()
                 try await holder
@@ -157,10 +158,14 @@ import Glibc
         throw CLIExpectationFailed("push \(pushID) was not done within 10 seconds")
     }
 
-    /// The sessions of this database waiting for a lock, each as its process id and when its statement began.
-    static func waitingForLocks(on client: PostgresClient) async throws -> [String] {
+    /// The channel lookups (`ChannelRecords.fetch`, known by the start of their select list: `pg_stat_activity` keeps
+    /// a statement's first kilobyte) of this database waiting for a lock, each as its process id and when it began.
+    static func lookupsWaitingForLocks(on client: PostgresClient) async throws -> [String] {
         try await client.query(
-            "SELECT pid || '@' || query_start FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
+            """
+            SELECT pid || '@' || query_start FROM pg_stat_activity
+            WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'SELECT c.channel_id AS "channel_id", c.installed AS "installed"%'
+            """,
             logger: TestDatabase.logger
         ).decode(String.self).reduce(into: []) { $0.append($1) }
     }
