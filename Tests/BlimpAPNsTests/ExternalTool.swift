@@ -25,12 +25,16 @@ enum ExternalTool {
         try await ChildProcess.run(try #require(self.path(of: tool), "\(tool) is not installed"), arguments)
     }
 
-    /// Starts a server; ``stop(_:)`` ends it.
-    static func start(_ tool: String, _ arguments: [String]) throws -> Process {
+    /// Starts a server, its standard error written to `errors` when given; ``stop(_:)`` ends it.
+    static func start(_ tool: String, _ arguments: [String], errors: URL? = nil) throws -> Process {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try #require(self.path(of: tool), "\(tool) is not installed"))
         process.arguments = arguments
         (process.standardInput, process.standardOutput, process.standardError) = (FileHandle.nullDevice, FileHandle.nullDevice, FileHandle.nullDevice)
+        if let errors {
+            _ = FileManager.default.createFile(atPath: errors.path, contents: nil)
+            process.standardError = try FileHandle(forWritingTo: errors)
+        }
         try process.run()
         return process
     }

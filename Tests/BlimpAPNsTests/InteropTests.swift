@@ -62,6 +62,22 @@ struct InteropTests {
         }
     }
 
+    /// A Python `h2` client still writing (PINGs) for 2.5 s after its second stream, without reading, while the
+    /// simulator sends GOAWAY after that stream and answers it: it then reads the GOAWAY, the answer and a clean end
+    /// (TLS close_notify). A server that closed the whole connection would reset it on those writes, and a reset loses
+    /// what the client had not read yet (NIO drops a read batch that ends in ECONNRESET before TLS hands it on).
+    @Test func aClientStillWritingAfterTheGoAwayReadsEveryAnswerAndACleanEnd() async throws {
+        var settings = ConnectionSettings()
+        settings.goAwayEvery = 2
+        try await SimulatorHarness.with(settings: settings) { harness in
+            let result = try await ExternalTool.run("python3", [
+                "-c", Self.pythonClientStillWriting, "\(harness.port)", harness.caFile,
+                try ProviderToken(key: harness.key, now: Date()).jwt, SimulatorHarness.randomToken(), Self.payload,
+            ])
+            #expect(result.status == 0 && result.output == "goaway 3, answer 3 200, clean end", "\(result)")
+        }
+    }
+
     /// The APNs client against nghttpd: it serves files, so every push is a 404 here, and what matters is that each
     /// answer arrives whole, on its own stream, over TLS and HTTP/2 as nghttp2 speaks it.
     @Test func theClientTalksToNghttpd() async throws {
@@ -93,7 +109,8 @@ struct InteropTests {
         let tls = try SimulatorTLS.loadOrCreate(in: folder.path)
         let port = ExternalTool.freePort()
         let (tool, arguments) = server(port, folder)
-        let process = try ExternalTool.start(tool, arguments)
+        let errors = folder.appendingPathComponent("server-errors.txt")
+        let process = try ExternalTool.start(tool, arguments, errors: errors)
         defer { ExternalTool.stop(process) }
         try await ExternalTool.waitForPort(port)
         var configuration = APNsClientConfiguration(
@@ -107,9 +124,11 @@ struct InteropTests {
                 deviceToken: DeviceToken(SimulatorHarness.randomToken())!, pushType: .liveActivity,
                 topic: "com.example.demo.push-type.liveactivity", priority: .immediate, payload: Array(Self.payload.utf8))
         }
-        let responses = await withTimeoutOrNil(.seconds(30)) { await client.send(pushes, key: key, environment: .sandbox) }
+        // A round of requests ends within the request timeout; more than two means the client kept sending again.
+        let responses = await withTimeoutOrNil(.seconds(60)) { await client.send(pushes, key: key, environment: .sandbox) }
         await client.shutdown()
-        return try #require(responses, "the server did not answer every stream within 30 s")
+        let serverErrors = (try? String(contentsOf: errors, encoding: .utf8)) ?? ""
+        return try #require(responses, "the client was not done within 60 s; the server's standard error: \(serverErrors)")
     }
 
     static let pythonServer = #"""
@@ -153,6 +172,52 @@ struct InteropTests {
             except (ssl.SSLError, OSError):  # the readiness probe connects and leaves
                 continue
             threading.Thread(target=serve, args=(client,), daemon=True).start()
+        """#
+
+    static let pythonClientStillWriting = #"""
+        import socket, ssl, sys, time
+        import h2.connection, h2.events
+        port, ca, jwt, token, payload = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5].encode()
+        context = ssl.create_default_context(cafile=ca)
+        context.set_alpn_protocols(["h2"])
+        sock = context.wrap_socket(socket.create_connection(("127.0.0.1", port), timeout=20), server_hostname="127.0.0.1")
+        connection = h2.connection.H2Connection()
+        connection.initiate_connection()
+        def push():
+            stream = connection.get_next_available_stream_id()
+            connection.send_headers(stream, [
+                (":method", "POST"), (":scheme", "https"), (":authority", "127.0.0.1"), (":path", "/3/device/" + token),
+                ("authorization", "bearer " + jwt), ("apns-topic", "com.example.demo.push-type.liveactivity"),
+                ("apns-push-type", "liveactivity"), ("content-length", str(len(payload)))])
+            connection.send_data(stream, payload, end_stream=True)
+            sock.sendall(connection.data_to_send())
+        push()
+        ended = False
+        while not ended:
+            for event in connection.receive_data(sock.recv(65536)):
+                ended = ended or isinstance(event, h2.events.StreamEnded)
+            sock.sendall(connection.data_to_send())
+        push()
+        # From here on the frames are read by hand: h2 refuses an answer that follows a GOAWAY.
+        received, end = b"", "clean end"
+        try:
+            for _ in range(25):
+                sock.sendall(bytes.fromhex("000008060000000000") + b"12345678")  # PING
+                time.sleep(0.1)
+            while data := sock.recv(65536):
+                received += data
+        except OSError as error:
+            end = type(error).__name__
+        seen = []
+        while len(received) >= 9:
+            length, kind, stream = int.from_bytes(received[:3], "big"), received[3], int.from_bytes(received[5:9], "big")
+            frame, received = received[9:9 + length], received[9 + length:]
+            if kind == 7:
+                seen.append("goaway %d" % int.from_bytes(frame[:4], "big"))
+            elif kind == 1:
+                status = dict(connection.decoder.decode(frame)).get(":status", "?")
+                seen.append("answer %d %s" % (stream, status))
+        print(", ".join(seen + [end]), end="")
         """#
 
     static let pythonClient = #"""

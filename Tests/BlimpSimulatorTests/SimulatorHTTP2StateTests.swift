@@ -157,7 +157,7 @@ import Testing
         #expect(open)
         #expect(state.actions() == [])
         #expect(state.dataReceived(streamID: 3, bytes: [1], flowControlledLength: 1, endStream: true).map(describe) == "answer 3 1")
-        #expect(Self.answer(3, settings: settings, on: &state) == ["close after grace"])
+        #expect(Self.answer(3, settings: settings, on: &state) == ["close output"])
         #expect(state.actions() == [])
     }
 
@@ -175,7 +175,7 @@ import Testing
         state.goAwayReceived()
         #expect(state.actions() == [])
         #expect(try Self.open(3, on: &state) == nil)
-        #expect(Self.answer(1, on: &state) == ["announce 1000", "close after grace"])
+        #expect(Self.answer(1, on: &state) == ["announce 1000", "close output"])
     }
 }
 
@@ -199,6 +199,6 @@ private func describe(_ action: SimulatorHTTP2State.Action) -> String {
     case .announceStreamLimit(let limit): "announce \(limit)"
     case .goAway(let lastStreamID): "go away \(lastStreamID)"
     case .sendBody(let streamID, let body, let endStream): "body \(streamID) \(body.count)\(endStream ? " end" : "")"
-    case .closeAfterGrace: "close after grace"
+    case .closeOutput: "close output"
     }
 }

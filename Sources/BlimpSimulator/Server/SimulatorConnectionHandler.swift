@@ -23,6 +23,8 @@ final class SimulatorConnectionHandler: ChannelInboundHandler {
     private var reader = HTTP2FrameReader(expectingPreface: true)
     private var outbound = ByteBuffer()
     private var receiveWindow = ConnectionReceiveWindow()
+    /// Going away, every stream answered: nothing more is written.
+    private var outputClosed = false
 
     init(apns: SimulatedAPNs, settings: SharedConnectionSettings) {
         self.apns = apns
@@ -151,14 +153,17 @@ final class SimulatorConnectionHandler: ChannelInboundHandler {
                 self.outbound.writeBytes(body[offset..<end])
                 offset = end
             } while offset < body.endIndex
-        case .closeAfterGrace:
+        case .closeOutput:
             self.flush(context: context)
+            self.outputClosed = true
+            context.close(mode: .output, promise: nil)
             let channel = context.channel
-            context.eventLoop.scheduleTask(in: Self.closeGrace) { channel.close(promise: nil) }
+            context.eventLoop.scheduleTask(in: Self.lingerTimeout) { channel.close(promise: nil) }
         }
     }
 
-    private static let closeGrace = TimeAmount.seconds(1)
+    /// How long a connection whose output is closed still reads, waiting for the client to close it.
+    private static let lingerTimeout = TimeAmount.seconds(10)
 
     // MARK: Answering
 
@@ -207,6 +212,10 @@ final class SimulatorConnectionHandler: ChannelInboundHandler {
     private static let statusIndex: [Int: UInt8] = [200: 8, 204: 9, 206: 10, 304: 11, 400: 12, 404: 13, 500: 14]
 
     private func flush(context: ChannelHandlerContext) {
+        guard !self.outputClosed else {
+            self.outbound.clear()  // a PING or SETTINGS acknowledgement after the end
+            return
+        }
         context.writeAndFlushFrames(self.outbound.takeFrames(allocator: context.channel.allocator))
     }
 

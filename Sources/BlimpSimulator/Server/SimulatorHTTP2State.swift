@@ -29,8 +29,9 @@ struct SimulatorHTTP2State {
         case goAway(lastStreamID: UInt32)
         /// Response body bytes, as much as the send windows allow, ending the stream with the last of them.
         case sendBody(streamID: UInt32, body: ArraySlice<UInt8>, endStream: Bool)
-        /// Flush, then close the connection after a grace period: it is going away and every stream is answered.
-        case closeAfterGrace
+        /// Flush, then close the connection's output: it is going away and every stream is answered. What the client
+        /// still writes is read and discarded until it closes too.
+        case closeOutput
     }
 
     /// A stream the client opened and that has not been answered (or reset).
@@ -57,7 +58,7 @@ struct SimulatorHTTP2State {
     private var goingAway = false
     private var announcedLimit: Int?
     private var goAwayDue: UInt32?
-    private var closeScheduled = false
+    private var outputClosed = false
     private var connectionSendWindow = HTTP2Wire.defaultWindowSize
     private var initialStreamSendWindow = HTTP2Wire.defaultWindowSize
 
@@ -196,12 +197,12 @@ struct SimulatorHTTP2State {
             }
             return .sendBody(streamID: unsent.streamID, body: bytes, endStream: endStream)
         }
-        // A second after the last answer, or sooner when the client closes. (Closing at once could reset the
-        // connection while the client's later requests are still unread, and a TCP reset can destroy the GOAWAY and
-        // the last answers on their way.)
-        if self.goingAway, self.streams.isEmpty, !self.closeScheduled {
-            self.closeScheduled = true
-            return .closeAfterGrace
+        // Only the output: closing both ways would reset the connection when the client writes again before it has
+        // read the GOAWAY (a busy client does: answers free streams for its next requests), and a TCP reset destroys
+        // the GOAWAY and the last answers still on their way.
+        if self.goingAway, self.streams.isEmpty, !self.outputClosed {
+            self.outputClosed = true
+            return .closeOutput
         }
         return nil
     }
