@@ -214,9 +214,8 @@ private struct SchemaKeywords {
     }
 
     static func number(_ value: RawJSON, at path: String) throws(InvalidField) -> JSONNumber {
-        guard case .number(let literal) = value, let number = JSONNumber(literal) else {
-            throw InvalidField(path, "expected a number, not \(value.kind)")
-        }
+        guard case .number(let literal) = value else { throw InvalidField(path, "expected a number, not \(value.kind)") }
+        guard let number = JSONNumber(literal) else { throw InvalidField(path, "\(literal) is too large for a Double") }
         return number
     }
 

@@ -98,6 +98,14 @@ import Testing
             == InvalidField("attributes.type", "the keyword appears twice"))
     }
 
+    /// The parser refuses such literals, but a value built in code may carry one.
+    @Test func aBoundBeyondADoubleIsRefused() {
+        let schema = RawJSON.object([.init("type", .string("object")), .init("properties", .object([
+            .init("n", .object([.init("type", .string("number")), .init("maximum", .number("1e400"))]))]))])
+        #expect(SchemaText.refusal { () throws(InvalidField) in _ = try ActivitySchema.parse(schema, at: "attributes") }
+            == InvalidField("attributes.properties.n.maximum", "1e400 is too large for a Double"))
+    }
+
     /// `levels` schemas nested through `properties`, the top-level one included.
     static func nested(levels: Int) -> String {
         (1..<levels).reduce(#"{"type": "object"}"#) { inner, _ in #"{"type": "object", "properties": {"a": \#(inner)}}"# }
