@@ -599,3 +599,20 @@ ALTER TABLE pushes ADD COLUMN local_default_zone boolean NOT NULL DEFAULT false;
 -- fires once for each.
 DROP INDEX CONCURRENTLY IF EXISTS channels_by_time_zone;
 CREATE INDEX CONCURRENTLY channels_by_time_zone ON channels (app_id, timezone) WHERE timezone IS NOT NULL;
+
+-- version 19: Live Activity types
+-- The app's declared Live Activity types (ActivityKit's `attributes_type`): a JSON Schema, in the subset Blimp checks
+-- (ActivitySchema), for a start's `attributes` and one for every push's `content_state`, each stored as the canonical
+-- document Blimp renders. Pushes whose content a type refuses are refused before anything is queued.
+CREATE TABLE live_activity_types (
+    app_id               bigint NOT NULL REFERENCES apps (id) ON DELETE CASCADE,
+    attributes_type      text NOT NULL CHECK (octet_length(attributes_type) <= 1024),
+    attributes_schema    text NOT NULL,
+    content_state_schema text NOT NULL,
+    created_at           timestamptz NOT NULL,
+    updated_at           timestamptz NOT NULL,
+    PRIMARY KEY (app_id, attributes_type)
+);
+-- The type of the name's last start the intake accepted: what an update or end of the name is checked against, and
+-- what counts the activities in flight under a type whose schema changes.
+ALTER TABLE activity_names ADD COLUMN attributes_type text;

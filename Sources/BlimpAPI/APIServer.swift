@@ -69,13 +69,14 @@ public enum APIServer {
         ChannelController(auth: auth, channels: stores.channels, publicURL: publicURL).addRoutes(to: api)
         NamedUserController(auth: auth, namedUsers: stores.namedUsers, publicURL: publicURL).addRoutes(to: api)
         LiveActivityController(auth: auth, channels: stores.channels, publicURL: publicURL).addRoutes(to: api)
-        let broadcast = BroadcastCheck(channels: stores.liveActivityChannels, now: configuration.now)
+        let checks = PushChecks(channels: stores.liveActivityChannels, types: stores.liveActivityTypes, now: configuration.now)
         PushController(
-            auth: auth, intake: stores.intake, reports: stores.reports, control: stores.control, broadcast: broadcast,
+            auth: auth, intake: stores.intake, reports: stores.reports, control: stores.control, checks: checks,
             publicURL: publicURL, now: configuration.now
         ).addRoutes(to: api)
-        ScheduleController(auth: auth, schedules: stores.schedules, broadcast: broadcast, publicURL: publicURL, now: configuration.now)
+        ScheduleController(auth: auth, schedules: stores.schedules, checks: checks, publicURL: publicURL, now: configuration.now)
             .addRoutes(to: api)
+        LiveActivityTypeController(auth: auth, types: stores.liveActivityTypes, now: configuration.now).addRoutes(to: api)
         LiveActivityChannelController(
             auth: auth, channels: stores.liveActivityChannels, apps: stores.apps, serverKey: configuration.serverKey,
             apns: configuration.broadcastChannels, now: configuration.now

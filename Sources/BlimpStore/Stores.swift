@@ -22,6 +22,7 @@ public struct Stores: Sendable {
     public let sessions: ConsoleSessions
     public let liveActivityChannels: LiveActivityChannelStore
     public let schedules: ScheduleStore
+    public let liveActivityTypes: LiveActivityTypeStore
 
     /// With `preparedStatements` (not through a transaction pooler), the writes every device makes are prepared once
     /// per connection; `now` is the clock for lifetimes and acceptance times (tests inject their own).
@@ -42,5 +43,6 @@ public struct Stores: Sendable {
         self.sessions = ConsoleSessions(client: client, logger: logger)
         self.liveActivityChannels = LiveActivityChannelStore(client: client, logger: logger)
         self.schedules = ScheduleStore(client: client, logger: logger)
+        self.liveActivityTypes = LiveActivityTypeStore(client: client, logger: logger)
     }
 }

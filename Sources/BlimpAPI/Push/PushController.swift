@@ -12,7 +12,7 @@ struct PushController: Sendable {
     let intake: PushIntake
     let reports: PushReports
     let control: PushControl
-    let broadcast: BroadcastCheck
+    let checks: PushChecks
     let publicURL: PublicURL
     let now: @Sendable () -> Date
 
@@ -77,14 +77,13 @@ struct PushController: Sendable {
         return AirshipJSON.ok()
     }
 
-    /// The request's pushes, checked as they will be sent (a payload larger than APNs takes is refused here, and a
-    /// name backed by a live activity channel must follow ``BroadcastRules``), whether they came as an array, and the
-    /// live activity channel ids of their names that have one.
+    /// The request's pushes, checked as they will be sent (``PushChecks``: their content against the app's Live
+    /// Activity types, a name backed by a live activity channel against ``BroadcastRules``, a payload's size), whether
+    /// they came as an array, and the live activity channel ids of their names that have one.
     private func pushes(in request: Request, appID: Int64) async throws -> (pushes: [Push], isBatch: Bool, channels: [String: String]) {
         let json = try await AirshipJSON.json(from: request, upTo: Self.maximumBody)
         let pushes = try Push.pushes(in: json)
-        let channels = try await self.broadcast.channels(
-            for: pushes, paths: pushes.indices.map { json.isArray ? "[\($0)]." : "" }, appID: appID)
+        let channels = try await self.checks.check(pushes, paths: pushes.indices.map { json.isArray ? "[\($0)]." : "" }, appID: appID)
         return (pushes, json.isArray, channels)
     }
 

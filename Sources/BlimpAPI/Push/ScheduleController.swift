@@ -11,7 +11,7 @@ import Hummingbird
 struct ScheduleController: Sendable {
     let auth: Authenticator
     let schedules: ScheduleStore
-    let broadcast: BroadcastCheck
+    let checks: PushChecks
     let publicURL: PublicURL
     let now: @Sendable () -> Date
 
@@ -117,7 +117,7 @@ struct ScheduleController: Sendable {
             throw AirshipError.invalid(error)
         }
         let paths = schedules.indices.map { json.isArray ? "[\($0)]." : "" }
-        let channels = try await self.broadcast.channels(for: schedules.map(\.push), paths: paths.map { $0 + "push." }, appID: appID)
+        let channels = try await self.checks.check(schedules.map(\.push), paths: paths.map { $0 + "push." }, appID: appID)
         // A live activity channel's publish reaches every subscriber at once, whatever their time zone.
         for (schedule, path) in zip(schedules, paths) where schedule.time.isLocal {
             guard case .liveActivity(let activity) = schedule.push.content, channels[activity.name] != nil else { continue }

@@ -14,6 +14,9 @@ public struct LiveActivityNotification: Sendable, Equatable {
     /// Start only: the `ActivityAttributes` type name and its static attributes.
     public var attributesType: String?
     public var attributes: RawJSON?
+    /// Update and end only: the `attributes_type` the sender says the name's activities have, a hint its content is
+    /// checked against (``LiveActivityTypeRules``) and never sent to APNs.
+    public var typeHint: String? = nil
     /// `{title, body, sound}`, where title and body may be Apple's localized form.
     public var alert: RawJSON?
     public var priority: APNsPriority
@@ -90,9 +93,10 @@ public struct LiveActivityNotification: Sendable, Equatable {
             notification.attributes = try Self.naming(notification.attributes, name: notification.name, at: reader.path(of: "attributes"))
             notification.ending = try Self.ending(reader)
         case .update, .end:
-            if let key = ["attributes_type", "attributes", "end_after", "end_at"].first(where: reader.has) {
+            if let key = ["attributes", "end_after", "end_at"].first(where: reader.has) {
                 throw InvalidField(reader.path(of: key), "\(key) is only for event start")
             }
+            (notification.typeHint, notification.attributesType) = (notification.attributesType, nil)
             if event == .update, notification.contentState == nil {
                 throw InvalidField(reader.path(of: "content_state"), "content_state is required for event update")
             }

@@ -191,6 +191,8 @@ public struct PushIntake: Sendable {
     struct NameMove {
         var last: Int64
         var pushID: UUID
+        /// The `attributes_type` of the name's last start among the moves; `nil` keeps the name's.
+        var startedType: String?
     }
 
     /// The last accepted timestamp of every name the submissions' Live Activity pushes use, locked until commit.
@@ -253,7 +255,8 @@ public struct PushIntake: Sendable {
                 timestamp = max(now, (last ?? 0) + 1)
             }
             stamped.pushes.append((item, timestamp))
-            stamped.moves[key] = NameMove(last: timestamp, pushID: item.pushID)
+            let startedType = activity.event == .start ? activity.attributesType : stamped.moves[key]?.startedType
+            stamped.moves[key] = NameMove(last: timestamp, pushID: item.pushID, startedType: startedType)
         }
         return .success(stamped)
     }
@@ -272,11 +275,14 @@ public struct PushIntake: Sendable {
     private static func moveNames(_ moves: [NameKey: NameMove]) -> PostgresQuery {
         let sorted = moves.sorted { ($0.key.appID, $0.key.name) < ($1.key.appID, $1.key.name) }
         return """
-            INSERT INTO activity_names (app_id, name, last_timestamp, last_push_id)
-            SELECT * FROM unnest(\(sorted.map(\.key.appID))::bigint[], \(sorted.map(\.key.name))::text[],
-                                 \(sorted.map(\.value.last))::bigint[], \(sorted.map(\.value.pushID))::uuid[])
+            INSERT INTO activity_names (app_id, name, last_timestamp, last_push_id, attributes_type)
+            SELECT app_id, name, last, push_id, nullif(type, '')
+            FROM unnest(\(sorted.map(\.key.appID))::bigint[], \(sorted.map(\.key.name))::text[],
+                        \(sorted.map(\.value.last))::bigint[], \(sorted.map(\.value.pushID))::uuid[],
+                        \(sorted.map { $0.value.startedType ?? "" })::text[]) AS m (app_id, name, last, push_id, type)
             ON CONFLICT (app_id, name) DO UPDATE SET
-                last_timestamp = EXCLUDED.last_timestamp, last_push_id = EXCLUDED.last_push_id
+                last_timestamp = EXCLUDED.last_timestamp, last_push_id = EXCLUDED.last_push_id,
+                attributes_type = coalesce(EXCLUDED.attributes_type, activity_names.attributes_type)
             """
     }
 }

@@ -260,7 +260,10 @@ enum PushInput {
         #expect(update == LiveActivityNotification(event: .update, name: "n", contentState: .object([.init("s", .number("1"))]), priority: .immediate))
         #expect(try Self.refusal(#""event": "update", "name": "n""#) == InvalidField("\(Self.path).content_state", "content_state is required for event update"))
         #expect(try Self.refusal(#""event": "update", "name": "n", "content_state": {"s": 1}, "attributes": {"a": 1}"#) == InvalidField("\(Self.path).attributes", "attributes is only for event start"))
-        #expect(try Self.refusal(#""event": "update", "name": "n", "content_state": {"s": 1}, "attributes_type": "T""#) == InvalidField("\(Self.path).attributes_type", "attributes_type is only for event start"))
+        // attributes_type is a hint the content is checked against, kept apart from a start's type (the one APNs gets).
+        let hinted = try Self.activity(#""event": "update", "name": "n", "content_state": {"s": 1}, "attributes_type": "T""#)
+        #expect(hinted.typeHint == "T" && hinted.attributesType == nil)
+
         #expect(try Self.refusal(#""event": "update", "name": "n", "content_state": [1]"#) == InvalidField("\(Self.path).content_state", "expected an object, not an array"))
 
         // End needs no content state, and takes no attributes either.
