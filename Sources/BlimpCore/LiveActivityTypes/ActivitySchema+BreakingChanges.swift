@@ -46,22 +46,6 @@ extension ActivitySchema {
     private var typeName: String { self.kind.typeName + (self.isNullable ? " or null" : "") }
 }
 
-extension ActivitySchema.Kind {
-    /// The JSON Schema type name (`integer`), `any value` for ``any``.
-    var typeName: String {
-        switch self {
-        case .any: "any value"
-        case .null: "null"
-        case .boolean: "boolean"
-        case .string: "string"
-        case .integer: "integer"
-        case .number: "number"
-        case .array: "array"
-        case .object: "object"
-        }
-    }
-}
-
 /// The descriptions of breaking changes found so far, each prefixed with its path.
 private struct BreakingChanges {
     var descriptions: [String] = []

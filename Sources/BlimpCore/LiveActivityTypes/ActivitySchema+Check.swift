@@ -45,22 +45,6 @@ extension ActivitySchema {
     }
 }
 
-extension ActivitySchema.Kind {
-    /// The kind in words (`an integer`).
-    var name: String {
-        switch self {
-        case .any: "any value"
-        case .null: "null"
-        case .boolean: "a boolean"
-        case .string: "a string"
-        case .integer: "an integer"
-        case .number: "a number"
-        case .array: "an array"
-        case .object: "an object"
-        }
-    }
-}
-
 extension ActivitySchema.StringRules {
     func check(_ string: String, at path: String) throws(InvalidField) {
         if let enumValues, !enumValues.contains(string) {

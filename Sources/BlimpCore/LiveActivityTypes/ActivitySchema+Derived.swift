@@ -4,8 +4,8 @@ extension ActivitySchema {
     /// - the example is an object (else "an example is an object");
     /// - each key present becomes a property, in the example's order; a key whose value is not `null` is required;
     ///   a `null` value makes an optional key of any type;
-    /// - an integer literal (no fraction, no exponent: `3`, `-12`) gives `integer`; any other number (`3.0`, `1e3`)
-    ///   gives `number`; a string gives `string`; `true`/`false` give `boolean`;
+    /// - an integer literal (no fraction, no exponent: `3`, `-12`) within 64 bits gives `integer`; any other number
+    ///   (`3.0`, `1e3`, `99999999999999999999`) gives `number`; a string gives `string`; `true`/`false` give `boolean`;
     /// - an array gives `items` derived from its elements when they all derive to the same schema, else items of any
     ///   type; an empty array gives items of any type;
     /// - a nested object is derived by the same rules; every object keeps allowing additional keys;
@@ -35,7 +35,7 @@ private struct ActivitySchemaDeriver {
         case .bool: return ActivitySchema(.boolean)
         case .string: return ActivitySchema(.string(.init()))
         case .number(let literal):
-            return ActivitySchema(literal.contains(where: { ".eE".contains($0) }) ? .number(.init()) : .integer(.init()))
+            return ActivitySchema(Int64(literal) == nil ? .number(.init()) : .integer(.init()))
         case .array(let elements): return ActivitySchema(.array(.init(items: try self.items(elements, at: path, depth: depth))))
         case .object(let members):
             var properties: [ActivitySchema.Property] = []

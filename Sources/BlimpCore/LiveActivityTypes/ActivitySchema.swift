@@ -38,6 +38,29 @@ public struct ActivitySchema: Sendable, Equatable {
         case number(NumberRules)
         case array(ArrayRules)
         case object(ObjectRules)
+
+        /// The JSON Schema type name (`integer`); `any value` for ``any``.
+        public var typeName: String {
+            switch self {
+            case .any: "any value"
+            case .null: "null"
+            case .boolean: "boolean"
+            case .string: "string"
+            case .integer: "integer"
+            case .number: "number"
+            case .array: "array"
+            case .object: "object"
+            }
+        }
+
+        /// The kind in words, for messages (`an integer`).
+        var name: String {
+            switch self {
+            case .any, .null: self.typeName
+            case .integer, .array, .object: "an \(self.typeName)"
+            case .boolean, .string, .number: "a \(self.typeName)"
+            }
+        }
     }
 
     /// The most levels of schemas nested in one document (the top-level schema is level 1).

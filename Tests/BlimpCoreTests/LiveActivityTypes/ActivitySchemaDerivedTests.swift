@@ -15,19 +15,19 @@ import Testing
 
     @Test func eachRuleOfTheDerivation() throws {
         let schema = try self.derived(#"""
-            {"score": 3, "ratio": 0.5, "big": 1e3, "whole": 3.0, "name": "x", "live": true, "note": null,
+            {"score": 3, "ratio": 0.5, "big": 1e3, "whole": 3.0, "huge": 99999999999999999999, "name": "x", "live": true, "note": null,
              "players": [{"name": "a", "score": 1}, {"name": "b", "score": 2}], "mixed": [1, "a"], "none": [],
              "home": {"city": "Oslo", "coach": null}}
             """#)
         let expected = try SchemaText.schema(#"""
             {"type": "object", "properties": {
               "score": {"type": "integer"}, "ratio": {"type": "number"}, "big": {"type": "number"},
-              "whole": {"type": "number"}, "name": {"type": "string"}, "live": {"type": "boolean"}, "note": {},
+              "whole": {"type": "number"}, "huge": {"type": "number"}, "name": {"type": "string"}, "live": {"type": "boolean"}, "note": {},
               "players": {"type": "array", "items": {"type": "object", "properties": {
                 "name": {"type": "string"}, "score": {"type": "integer"}}, "required": ["name", "score"]}},
               "mixed": {"type": "array", "items": {}}, "none": {"type": "array"},
               "home": {"type": "object", "properties": {"city": {"type": "string"}, "coach": {}}, "required": ["city"]}},
-             "required": ["score", "ratio", "big", "whole", "name", "live", "players", "mixed", "none", "home"]}
+             "required": ["score", "ratio", "big", "whole", "huge", "name", "live", "players", "mixed", "none", "home"]}
             """#)
         #expect(schema == expected)
         #expect(try ActivitySchema.parse(schema.json, at: "content_state") == schema)
