@@ -252,7 +252,7 @@ struct ComposePage: Sendable {
               <div class="field grow"><label for="attributes_type">Attributes type (a start's; for an update or end, optional: the type the name was started as)</label>
                 <input id="attributes_type" name="attributes_type" value="{{form.attributesType}}" spellcheck="false" placeholder="MatchAttributes">
                 {{#errors.attributesType}}<p id="error-attributes_type" class="field-error">{{errors.attributesType}}</p>{{/errors.attributesType}}</div>
-              <div class="field"><button id="fields-button" type="submit" name="action" value="fields" class="secondary">Show the type's fields</button></div>
+              <div class="field"><button id="fields-button" type="submit" name="action" value="fields" class="secondary" formnovalidate>Show the type's fields</button></div>
             </div>
             {{#typed}}
             <fieldset id="content_state-fields"><legend>Content state of {{name}}, from its schema (times in UTC)</legend>

@@ -60,7 +60,7 @@ struct LiveActivityTypesPage: Sendable {
         <section class="card live-activity-type">
           <h2 class="mono">{{name}}</h2>
           <p class="muted">Declared {{created}}, last changed {{updated}}.</p>
-          <div class="row">
+          <div class="row top">
             <div class="field grow"><h3>Attributes (a start's)</h3><pre class="json" tabindex="0">{{attributes}}</pre></div>
             <div class="field grow"><h3>Content state (every push's)</h3><pre class="json" tabindex="0">{{contentState}}</pre></div>
           </div>

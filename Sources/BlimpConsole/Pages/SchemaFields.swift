@@ -126,17 +126,7 @@ struct SchemaFields: Sendable {
             let value = values[name] ?? ""
             let schema = property.schema
             let path = property.keys.joined(separator: ".")
-            var options: [View.Option] = []
-            if let allowed = schema.enumValues {
-                let texts = allowed.compactMap { json -> String? in
-                    switch json {
-                    case .string(let text), .number(let text): text
-                    default: nil
-                    }
-                }
-                let empty = !property.isRequired || schema.acceptsNull ? [""] : []
-                options = (empty + texts).map { View.Option(value: $0, label: $0.isEmpty ? "(none)" : $0, selected: $0 == value) }
-            }
+            let options = Self.options(property, selected: value)
             let numbers: ActivitySchema.NumberRules? =
                 switch schema.kind {
                 case .integer(let rules), .number(let rules): rules
@@ -159,8 +149,22 @@ struct SchemaFields: Sendable {
         }
     }
 
+    /// An enum's choices, led by an empty one when the key may be left out or null; none for a schema with no enum.
+    private static func options(_ property: Property, selected: String) -> [View.Option] {
+        guard let allowed = property.schema.enumValues else { return [] }
+        let texts = allowed.compactMap { json -> String? in
+            switch json {
+            case .string(let text), .number(let text): text
+            default: nil
+            }
+        }
+        let empty = !property.isRequired || property.schema.acceptsNull ? [""] : []
+        return (empty + texts).map { View.Option(value: $0, label: $0.isEmpty ? "(none)" : $0, selected: $0 == selected) }
+    }
+
     /// What a field of `schema` takes, in words, and whether only the raw JSON box can express it.
     private static func describe(_ schema: ActivitySchema) -> (String, isRawOnly: Bool) {
+        if schema.enumValues != nil { return ("one of the listed values", false) }
         switch schema.kind {
         case .string(let rules):
             var words = "text"
@@ -188,7 +192,7 @@ struct SchemaFields: Sendable {
 
     /// One field, a partial of the compose page.
     static let template = #"""
-        <div class="field{{#isText}} grow{{/isText}}"><label for="{{name}}">{{label}}</label>
+        <div class="field{{#isText}} grow{{/isText}}">{{^isRawOnly}}<label for="{{name}}">{{label}}</label>{{/isRawOnly}}{{#isRawOnly}}<p><strong>{{label}}</strong></p>{{/isRawOnly}}
           {{#isSelect}}<select id="{{name}}" name="{{name}}">{{#options}}<option value="{{value}}" {{#selected}}selected{{/selected}}>{{label}}</option>{{/options}}</select>{{/isSelect}}
           {{#isDate}}<input id="{{name}}" name="{{name}}" type="datetime-local" value="{{value}}">{{/isDate}}
           {{#isNumber}}<input id="{{name}}" name="{{name}}" type="number" step="{{step}}"{{#minimum}} min="{{.}}"{{/minimum}}{{#maximum}} max="{{.}}"{{/maximum}} value="{{value}}">{{/isNumber}}
