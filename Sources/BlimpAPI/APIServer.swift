@@ -69,7 +69,8 @@ public enum APIServer {
         ChannelController(auth: auth, channels: stores.channels, publicURL: publicURL).addRoutes(to: api)
         NamedUserController(auth: auth, namedUsers: stores.namedUsers, publicURL: publicURL).addRoutes(to: api)
         LiveActivityController(auth: auth, channels: stores.channels, publicURL: publicURL).addRoutes(to: api)
-        let checks = PushChecks(channels: stores.liveActivityChannels, types: stores.liveActivityTypes, now: configuration.now)
+        let checks = PushChecks(
+            checks: LiveActivityChecks(channels: stores.liveActivityChannels, types: stores.liveActivityTypes), now: configuration.now)
         PushController(
             auth: auth, intake: stores.intake, reports: stores.reports, control: stores.control, checks: checks,
             publicURL: publicURL, now: configuration.now

@@ -40,6 +40,13 @@ struct FormFields: Sendable {
         return value
     }
 
+    /// The fields whose names start with `prefix`, trimmed, without the empty ones.
+    func fields(prefixed prefix: String) -> [String: String] {
+        var fields: [String: String] = [:]
+        for name in self.values.keys where name.hasPrefix(prefix) { fields[name] = self[name] }
+        return fields
+    }
+
     /// The field exactly as sent (a JSON text or a PEM key keeps its lines).
     func raw(_ name: String) -> String? { self.values[name] }
 

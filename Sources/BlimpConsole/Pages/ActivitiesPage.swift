@@ -63,7 +63,8 @@ struct ActivitiesPage: Sendable {
         {{<layout}}{{$main}}{{#body}}
         <h1>Live Activities</h1>
         <p class="muted">Channels tracking each name, counted once a minute. Expired: started over 8 hours ago, so iOS has ended it.
-          Names backed by an iOS 18 broadcast channel: <a id="broadcast-channels-link" href="{{nav.base}}/broadcast-channels">Broadcast channels</a>.</p>
+          Names backed by an iOS 18 broadcast channel: <a id="broadcast-channels-link" href="{{nav.base}}/broadcast-channels">Broadcast channels</a>.
+          What the activities look like: <a id="live-activity-types-link" href="{{nav.base}}/live-activity-types">Live Activity types</a>.</p>
         {{#hasRows}}
         <div class="scroll"><table id="activity-names">
           <thead><tr><th scope="col">Name</th><th scope="col" class="num">Active</th><th scope="col" class="num">Ended</th>

@@ -123,7 +123,7 @@ struct AppPage: Sendable {
             <div><dt>APNs environment</dt><dd>{{environment}}</dd></div>
             <div><dt>Created</dt><dd>{{created}}</dd></div>
           </dl>
-          <p><a href="{{consoleLink}}">Open the app's console</a> · <a id="broadcast-channels-link" href="{{consoleLink}}/broadcast-channels">Broadcast channels</a> · <a id="schedules-link" href="{{consoleLink}}/schedules">Schedules</a></p>
+          <p><a href="{{consoleLink}}">Open the app's console</a> · <a id="broadcast-channels-link" href="{{consoleLink}}/broadcast-channels">Broadcast channels</a> · <a id="schedules-link" href="{{consoleLink}}/schedules">Schedules</a> · <a id="live-activity-types-link" href="{{consoleLink}}/live-activity-types">Live Activity types</a></p>
         </section>
         <section class="card">
           <h2>Server API tokens</h2>

@@ -25,6 +25,8 @@ struct ComposeForm: Sendable {
     var staleDate = ""
     var dismissalDate = ""
     var relevanceScore = ""
+    /// The fields a declared type's schemas gave the form (``SchemaFields``), by field name (`content_state.home`).
+    var typed: [String: String] = [:]
     /// `all` or `any` of the included selectors.
     var match = "all"
     var include: [Selector] = Array(repeating: Selector(kind: "tag", group: "device", value: ""), count: Self.includeRows)
@@ -46,6 +48,7 @@ struct ComposeForm: Sendable {
         self.staleDate = form["stale_date"] ?? ""
         self.dismissalDate = form["dismissal_date"] ?? ""
         self.relevanceScore = form["relevance_score"] ?? ""
+        self.typed = form.fields(prefixed: "content_state.").merging(form.fields(prefixed: "attributes.")) { first, _ in first }
         self.match = form["match"] == "any" ? "any" : "all"
         self.include = (0..<Self.includeRows).map { Self.selector(form, "aud", $0) }
         self.exclude = (0..<Self.excludeRows).map { Self.selector(form, "not", $0) }
@@ -61,22 +64,35 @@ struct ComposeForm: Sendable {
     /// What is wrong with the form: a message by field name (`form` for the whole form).
     struct Errors: Error { let byField: [String: String] }
 
-    /// The push the form describes, checked as the API checks it, or the form's errors by field name.
-    func push(now: Date) -> Result<Push, Errors> {
+    /// The push the form describes, checked as the API checks it, or the form's errors by field name. With the
+    /// declared `type` of the push, its content and (for a start) its attributes are built from the type's fields
+    /// unless their raw JSON box is filled, which wins.
+    func push(now: Date, type: LiveActivityType? = nil) -> Result<Push, Errors> {
         var errors: [String: String] = [:]
         var activity: [RawJSON.Member] = [.init("event", .string(self.event)), .init("name", .string(self.name))]
-        func json(_ text: String, _ field: String, _ key: String) {
-            guard !text.isEmpty else { return }
-            do { activity.append(.init(key, try RawJSONParser.parse(Array(text.utf8)))) } catch {
-                errors[field] = "This is not JSON: \(error.message) (line \(error.line), column \(error.column))."
+        func json(_ text: String, _ key: String, _ schema: ActivitySchema?) {
+            guard text.isEmpty else {
+                do { activity.append(.init(key, try RawJSONParser.parse(Array(text.utf8)))) } catch {
+                    errors[key] = "This is not JSON: \(error.message) (line \(error.line), column \(error.column))."
+                }
+                return
+            }
+            guard let schema else { return }
+            let fields = SchemaFields(section: key, schema: schema)
+            let values = self.typed.filter { $0.key.hasPrefix(key + ".") }
+            // An end carries a content state only when the form gave one.
+            guard !fields.properties.isEmpty, self.event != "end" || !values.isEmpty else { return }
+            switch fields.json(values) {
+            case .success(let object): activity.append(.init(key, object))
+            case .failure(let failure): errors.merge(failure.byField) { first, _ in first }
             }
         }
-        json(self.contentState, "content_state", "content_state")
+        json(self.contentState, "content_state", type?.contentState)
         if !self.alertTitle.isEmpty || !self.alertBody.isEmpty {
             activity.append(.init("alert", .object([.init("title", .string(self.alertTitle)), .init("body", .string(self.alertBody))])))
         }
         if !self.attributesType.isEmpty { activity.append(.init("attributes_type", .string(self.attributesType))) }
-        json(self.attributes, "attributes", "attributes")
+        json(self.attributes, "attributes", self.event == "start" ? type?.attributes : nil)
         activity.append(.init("priority", .number(self.priority == "5" ? "5" : "10")))
         for (field, text) in [("stale_date", self.staleDate), ("dismissal_date", self.dismissalDate)] where !text.isEmpty {
             guard let date = Self.date(text) else {

@@ -4,16 +4,20 @@ import Foundation
 import Hummingbird
 
 /// The marketer's page: start, update or end a Live Activity by name for an audience of tags, named users and channels.
-/// Preview shows the exact APNs payload, its size against APNs's limit and how many tokens the audience reaches now;
-/// sending queues it as `POST /api/push` would (a name backed by a live activity channel following ``BroadcastRules``)
-/// and lands on the push's live report. Scheduling instead checks the form's schedule as `POST /api/schedules` would,
-/// creates it and lands on the app's schedules.
+/// When the push's Live Activity type has a schema (a start's `attributes_type`; for an update or end, the type the
+/// name was last started as, or the type the form names), the page offers a field per property (``SchemaFields``)
+/// instead of hand-written JSON. Preview shows the exact APNs payload, its size against APNs's limit and how many
+/// tokens the audience reaches now; sending queues it as `POST /api/push` would (checked by ``LiveActivityChecks``:
+/// its content against its type, a name backed by a live activity channel following ``BroadcastRules``) and lands on
+/// the push's live report. Scheduling instead checks the form's schedule as `POST /api/schedules` would, creates it
+/// and lands on the app's schedules.
 struct ComposePage: Sendable {
     let gate: ConsoleGate
     let intake: PushIntake
     let schedules: ScheduleStore
     let dispatch: DispatchStore
-    let liveActivityChannels: LiveActivityChannelStore
+    let types: LiveActivityTypeStore
+    let checks: LiveActivityChecks
     let renderer: PageRenderer
 
     struct View: Sendable {
@@ -46,6 +50,13 @@ struct ComposePage: Sendable {
             let pushType: String
             let priority: Int
         }
+        /// The fields of the push's declared type.
+        struct Typed: Sendable {
+            let name: String
+            let contentState: [SchemaFields.View]
+            let attributes: [SchemaFields.View]
+            let hasAttributes: Bool
+        }
 
         let action: String
         let events: [Option]
@@ -58,6 +69,7 @@ struct ComposePage: Sendable {
         let errors: Errors
         let hasErrors: Bool
         let preview: Preview?
+        let typed: Typed?
     }
 
     func addRoutes(to router: RouterGroup<some RequestContext>) {
@@ -67,9 +79,23 @@ struct ComposePage: Sendable {
 
     private func show(_ request: Request, _ context: some RequestContext) async throws -> Response {
         let scope = try await self.gate.scope(request, context)
+        let query = try FormFields(query: request)
         var form = ComposeForm()
-        form.name = try FormFields(query: request)["name"] ?? ""
-        return self.page(scope, form, ScheduleForm(), errors: [:], preview: nil)
+        form.name = query["name"] ?? ""
+        form.event = query["event"] ?? form.event
+        form.attributesType = query["attributes_type"] ?? ""
+        let type = try await self.type(of: form, appID: scope.app.id)
+        return self.page(scope, form, ScheduleForm(), type: type, errors: [:], preview: nil)
+    }
+
+    /// The declared type the form's push is checked against, when it has one: what the page offers fields for.
+    private func type(of form: ComposeForm, appID: Int64) async throws -> LiveActivityType? {
+        guard !form.name.isEmpty, let event = LiveActivityNotification.Event(rawValue: form.event) else { return nil }
+        let named = form.attributesType.isEmpty ? nil : form.attributesType
+        do {
+            let inputs = try await self.types.inputs(names: [form.name], types: named.map { [$0] } ?? [], appID: appID)
+            return inputs.type(of: event, name: form.name, named: named)
+        } catch { throw ConsoleError.from(error) }
     }
 
     private func submit(_ request: Request, _ context: some RequestContext) async throws -> Response {
@@ -78,21 +104,23 @@ struct ComposePage: Sendable {
         let form = ComposeForm(fields)
         let scheduleForm = ScheduleForm(fields)
         let now = self.gate.now()
+        let type = try await self.type(of: form, appID: scope.app.id)
         func refused(_ errors: [String: String], status: HTTPResponse.Status = .badRequest) -> Response {
-            self.page(scope, form, scheduleForm, errors: errors, preview: nil, status: status)
+            self.page(scope, form, scheduleForm, type: type, errors: errors, preview: nil, status: status)
         }
+        if fields["action"] == "fields" { return self.page(scope, form, scheduleForm, type: type, errors: [:], preview: nil) }
         let push: Push
-        switch form.push(now: now) {
+        switch form.push(now: now, type: type) {
         case .failure(let errors): return refused(errors.byField)
         case .success(let checked): push = checked
         }
         let channels: [String: String]
-        do {
-            let newest = try await self.liveActivityChannels.newest(names: BroadcastRules.names(in: [push]), appID: scope.app.id)
-            channels = try BroadcastRules.channels(for: [push], paths: [""], newest: newest, timestamp: Int64(now.timeIntervalSince1970))
-        } catch let refusal as BroadcastRules.Refusal {
-            return refused([ComposeForm.field(of: refusal.field.path): refusal.field.message], status: refusal.isChannelGone ? .conflict : .badRequest)
-        } catch { throw ConsoleError.from(error) }
+        let checked: Result<[String: String], LiveActivityChecks.Refusal>
+        do { checked = try await self.checks.check([push], paths: [""], appID: scope.app.id, now: now) } catch { throw ConsoleError.from(error) }
+        switch checked {
+        case .success(let live): channels = live
+        case .failure(let refusal): return refused(Self.errors(refusal.field), status: refusal.isChannelGone ? .conflict : .badRequest)
+        }
         switch fields["action"] {
         case "send": break
         case "schedule":
@@ -104,7 +132,7 @@ struct ComposePage: Sendable {
             }
         default:
             let preview = try await self.preview(push, channels: channels, appID: scope.app.id, now: now)
-            return self.page(scope, form, scheduleForm, errors: [:], preview: preview)
+            return self.page(scope, form, scheduleForm, type: type, errors: [:], preview: preview)
         }
         let acceptance: PushAcceptance
         do {
@@ -117,6 +145,15 @@ struct ComposePage: Sendable {
         case .staleTimestamp(_, let name, _, let last):
             return refused(["form": "A newer push of \(name) was accepted (timestamp \(last)); send again."], status: .conflict)
         }
+    }
+
+    /// A refusal shown next to the form field it is about, with its path as the API answers it; and next to the
+    /// type's field for the path, when the form shows one (`notification.ios.live_activity.content_state.home`).
+    static func errors(_ refusal: InvalidField) -> [String: String] {
+        var errors = [ComposeForm.field(of: refusal.path): refusal.path.isEmpty ? refusal.message : "\(refusal.path): \(refusal.message)"]
+        let activity = "notification.ios.live_activity."
+        if refusal.path.hasPrefix(activity) { errors[String(refusal.path.dropFirst(activity.count))] = refusal.message }
+        return errors
     }
 
     /// The exact APNs payload of `push` now, and how many tokens it would reach.
@@ -138,8 +175,8 @@ struct ComposePage: Sendable {
     }
 
     private func page(
-        _ scope: AppScope, _ form: ComposeForm, _ schedule: ScheduleForm, errors: [String: String], preview: View.Preview?,
-        status: HTTPResponse.Status = .ok
+        _ scope: AppScope, _ form: ComposeForm, _ schedule: ScheduleForm, type: LiveActivityType?, errors: [String: String],
+        preview: View.Preview?, status: HTTPResponse.Status = .ok
     ) -> Response {
         func options(_ pairs: [(String, String)], _ selected: String) -> [View.Option] {
             pairs.map { View.Option(value: $0.0, label: $0.1, selected: $0.0 == selected) }
@@ -156,8 +193,16 @@ struct ComposePage: Sendable {
             priorities: options([("10", "10: immediately (rationed per device)"), ("5", "5: when convenient (not rationed)")], form.priority),
             matches: options([("all", "all of"), ("any", "any of")], form.match),
             form: form, schedule: schedule.view(errors: errors), include: rows("aud", form.include), exclude: rows("not", form.exclude), errors: View.Errors(errors),
-            hasErrors: !errors.isEmpty, preview: preview)
+            hasErrors: !errors.isEmpty, preview: preview, typed: type.map { Self.typed($0, form, errors: errors) })
         return self.renderer.page("compose", title: "Compose", nav: Navigation(scope, .compose), view, status: status)
+    }
+
+    /// The fields of `type` with the form's values: its content state's, and for a start its attributes'.
+    static func typed(_ type: LiveActivityType, _ form: ComposeForm, errors: [String: String]) -> View.Typed {
+        let attributes = form.event == "start" ? SchemaFields(section: "attributes", schema: type.attributes).views(values: form.typed, errors: errors) : []
+        return View.Typed(
+            name: type.name, contentState: SchemaFields(section: "content_state", schema: type.contentState).views(values: form.typed, errors: errors),
+            attributes: attributes, hasAttributes: !attributes.isEmpty)
     }
 
     /// One selector's row: its kind, tag group and value.
@@ -203,7 +248,19 @@ struct ComposePage: Sendable {
                 <select id="priority" name="priority">{{#priorities}}<option value="{{value}}" {{#selected}}selected{{/selected}}>{{label}}</option>{{/priorities}}</select>
                 {{#errors.priority}}<p id="error-priority" class="field-error">{{errors.priority}}</p>{{/errors.priority}}</div>
             </div>
-            <div class="field"><label for="content_state">Content state (JSON object)</label>
+            <div class="row">
+              <div class="field grow"><label for="attributes_type">Attributes type (a start's; for an update or end, optional: the type the name was started as)</label>
+                <input id="attributes_type" name="attributes_type" value="{{form.attributesType}}" spellcheck="false" placeholder="MatchAttributes">
+                {{#errors.attributesType}}<p id="error-attributes_type" class="field-error">{{errors.attributesType}}</p>{{/errors.attributesType}}</div>
+              <div class="field"><button id="fields-button" type="submit" name="action" value="fields" class="secondary" formnovalidate>Show the type's fields</button></div>
+            </div>
+            {{#typed}}
+            <fieldset id="content_state-fields"><legend>Content state of {{name}}, from its schema (times in UTC)</legend>
+              <div class="row">{{#contentState}}{{> schema-field}}{{/contentState}}</div>
+            </fieldset>
+            {{/typed}}
+            {{^typed}}<p class="muted" id="untyped-note">When the name's Live Activity type has a schema (the Live Activity types page), Show the type's fields offers a field per property.</p>{{/typed}}
+            <div class="field"><label for="content_state">{{#typed}}Raw content state (JSON object; when filled it is sent as written and the fields above are ignored){{/typed}}{{^typed}}Content state (JSON object){{/typed}}</label>
               <textarea id="content_state" name="content_state" rows="5" spellcheck="false" placeholder='{"score": "2-1"}'>{{form.contentState}}</textarea>
               {{#errors.contentState}}<p id="error-content_state" class="field-error">{{errors.contentState}}</p>{{/errors.contentState}}</div>
             <div class="row">
@@ -212,10 +269,8 @@ struct ComposePage: Sendable {
               <div class="field grow"><label for="alert_body">Alert body (optional)</label><input id="alert_body" name="alert_body" value="{{form.alertBody}}"></div>
             </div>
             <fieldset class="start-only"><legend>For a start</legend>
-              <div class="field"><label for="attributes_type">Attributes type</label>
-                <input id="attributes_type" name="attributes_type" value="{{form.attributesType}}" spellcheck="false" placeholder="MatchAttributes">
-                {{#errors.attributesType}}<p id="error-attributes_type" class="field-error">{{errors.attributesType}}</p>{{/errors.attributesType}}</div>
-              <div class="field"><label for="attributes">Attributes (JSON object)</label>
+              {{#typed}}{{#hasAttributes}}<div class="row" id="attributes-fields">{{#attributes}}{{> schema-field}}{{/attributes}}</div>{{/hasAttributes}}{{/typed}}
+              <div class="field"><label for="attributes">{{#typed.hasAttributes}}Raw attributes (JSON object; when filled it is sent as written and the fields above are ignored){{/typed.hasAttributes}}{{^typed.hasAttributes}}Attributes (JSON object){{/typed.hasAttributes}}</label>
                 <textarea id="attributes" name="attributes" rows="3" spellcheck="false">{{form.attributes}}</textarea>
                 {{#errors.attributes}}<p id="error-attributes" class="field-error">{{errors.attributes}}</p>{{/errors.attributes}}</div>
             </fieldset>

@@ -58,6 +58,7 @@ enum ConsoleAssets {
         form.inline { display: inline-block; margin: 0 .3rem .3rem 0; }
         .row { display: flex; flex-wrap: wrap; gap: 0 1rem; align-items: flex-end; }
         .row .field { min-width: 9rem; }
+        .row.top { align-items: flex-start; }
         .field.grow { flex: 1; min-width: 12rem; }
         .search { display: flex; flex-wrap: wrap; gap: 0 1rem; align-items: flex-end; }
         button, .button { display: inline-block; font: inherit; font-weight: 600; padding: .5rem 1rem; margin-top: .6rem; border-radius: 6px;

@@ -31,6 +31,21 @@ enum Format {
         return (value < 0 ? "-" : "") + grouped
     }
 
+    /// `json` indented two spaces a level, one member or element a line.
+    static func indented(_ json: RawJSON, level: Int = 0) -> String {
+        let inner = String(repeating: "  ", count: level + 1)
+        let outer = String(repeating: "  ", count: level)
+        switch json {
+        case .object(let members) where !members.isEmpty:
+            let lines = members.map { inner + RawJSON.string($0.key).text + ": " + Self.indented($0.value, level: level + 1) }
+            return "{\n" + lines.joined(separator: ",\n") + "\n" + outer + "}"
+        case .array(let elements) where !elements.isEmpty:
+            return "[\n" + elements.map { inner + Self.indented($0, level: level + 1) }.joined(separator: ",\n") + "\n" + outer + "]"
+        default:
+            return json.text
+        }
+    }
+
     /// An APNs status as people read it.
     static func status(_ status: Int, reason: String?) -> String {
         switch status {

@@ -26,6 +26,8 @@ struct PageRenderer: Sendable {
         "schedule-fields": ScheduleForm.template,
         "compose": ComposePage.template,
         "audience-row": ComposePage.rowTemplate,
+        "schema-field": SchemaFields.template,
+        "live-activity-types": LiveActivityTypesPage.template,
         "apps": AppsPage.template,
         "app": AppPage.template,
     ]

@@ -16,6 +16,13 @@ public enum LiveActivityTypeRules {
             self.types = types
             self.startedTypes = startedTypes
         }
+
+        /// The declared type a push of `event` to `name` is checked against: a start's `attributes_type` (`named`),
+        /// otherwise the type the name was last started as, or the hint `named` when Blimp sent no start of it.
+        public func type(of event: LiveActivityNotification.Event, name: String, named: String?) -> LiveActivityType? {
+            let typeName = event == .start ? named : self.startedTypes[name] ?? named
+            return typeName.flatMap { self.types[$0] }
+        }
     }
 
     /// The names of the pushes' Live Activities, and the types their starts and hints name: what ``Inputs`` holds.

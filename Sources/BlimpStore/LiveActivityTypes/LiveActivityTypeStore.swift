@@ -25,6 +25,12 @@ public struct LiveActivityTypeStore: Sendable {
     /// last started as, then the declared types among those and the ones the pushes name.
     public func inputs(for pushes: [Push], appID: Int64) async throws(StoreError) -> LiveActivityTypeRules.Inputs {
         let (names, named) = LiveActivityTypeRules.lookups(in: pushes)
+        return try await self.inputs(names: names, types: named, appID: appID)
+    }
+
+    /// The type each of `names` was last started as, and the declared types among those and `named`: what the console's
+    /// compose form reads to offer a field per property before it has a push.
+    public func inputs(names: [String], types named: [String], appID: Int64) async throws(StoreError) -> LiveActivityTypeRules.Inputs {
         guard !names.isEmpty else { return .init() }
         let started = try await StoreError.mapping {
             try await self.client.query(

@@ -541,6 +541,57 @@ def run():
     submit("table#schedule-list form.cancel-schedule")
     check(not present("table#schedule-list"), "the cancelled schedule is still listed")
 
+    step("live activity types: a type seen without a schema, declared, then compose fills its fields")
+    go(f"{APP}/activities")
+    wait_for("#live-activity-types-link").click()
+    seen = text("#seen-without-schema")
+    check(START_TYPE in seen, f"#seen-without-schema does not list {START_TYPE}: {seen!r}")
+    schemas = {
+        "attributes": {"type": "object", "properties": {"venue": {"type": "string", "maxLength": 30}}, "required": ["venue"]},
+        "content_state": {"type": "object", "required": ["status", "home", "kickoff"], "properties": {
+            "status": {"type": "string", "enum": ["scheduled", "live", "final"], "title": "Status"},
+            "home": {"type": "integer", "minimum": 0, "maximum": 99, "title": "Home goals"},
+            "kickoff": {"type": "integer", "format": "date", "title": "Kick-off"}}},
+    }
+    declare = urllib.request.Request(
+        f"{BASE}/api/live_activity_types/{urllib.parse.quote(START_TYPE)}", data=json.dumps(schemas).encode(), method="PUT",
+        headers={"Content-Type": "application/json", "Accept": "application/vnd.urbanairship+json; version=3;",
+                 "Authorization": "Basic " + base64.b64encode(f"{APP_KEY}:{MASTER}".encode()).decode()})
+    with urllib.request.urlopen(declare, timeout=30) as response:
+        check(response.status == 201, f"PUT /api/live_activity_types/{START_TYPE} answered {response.status}, not 201")
+    driver.refresh()
+    listed = text("#live-activity-types")
+    check(START_TYPE in listed and '"enum"' in listed, f"#live-activity-types does not show {START_TYPE}'s schemas: {listed[:300]!r}")
+    page_checks("live activity types")
+    shot("live-activity-types")
+    go(f"{APP}/compose")
+    choose("form#compose [name=event]", "start")
+    fill("form#compose [name=name]", "typed-final")
+    fill("form#compose [name=attributes_type]", START_TYPE)
+    submit("form#compose", "fields")
+    choose("form#compose select[id='content_state.status']", "live")
+    fill("form#compose input[id='content_state.home']", "2")
+    kickoff = time.time() + 3600
+    set_value("form#compose input[id='content_state.kickoff']", time.strftime("%Y-%m-%dT%H:%M", time.gmtime(kickoff)))
+    fill("form#compose input[id='attributes.venue']", "Wembley")
+    fill("form#compose [name=alert_title]", "Kick-off")
+    page_checks("compose with a type's fields")
+    shot("compose-typed-fields")
+    submit("form#compose", "preview")
+    payload = text("#apns-payload")
+    since_2001 = int(kickoff // 60 * 60) - 978307200
+    expected = f'"content-state":{{"status":"live","home":2,"kickoff":{since_2001}}}'
+    check(expected in payload and '"venue":"Wembley"' in payload, f"#apns-payload lacks {expected} and the venue: {payload!r}")
+    home = fill("form#compose input[id='content_state.home']", "100")
+    check(driver.execute_script("return arguments[0].validity.rangeOverflow", home), "the browser takes 100 for a score of at most 99")
+    fill("form#compose input[id='content_state.home']", "2")
+    set_value("form#compose input[id='content_state.kickoff']", time.strftime("%Y-%m-%dT%H:%M", time.gmtime(kickoff + 10 * 365 * 86400)))
+    submit("form#compose", "preview")
+    error = wait_for("#error-content_state\\.kickoff", what="compose refusing a kick-off ten years ahead").text
+    check("expected a date between" in error, f"#error-content_state.kickoff reads {error!r}")
+    page_checks("compose refused by the type")
+    shot("compose-typed-refused")
+
     step("overview after the push")
     go(APP)
     wait_for("svg#sends-chart")
