@@ -92,7 +92,8 @@ public struct LiveActivityTypeStore: Sendable {
         }
     }
 
-    /// Declares `type`, or replaces its schemas; whether it is new.
+    /// Declares `type`, or replaces its schemas; whether it is new (`xmax = 0`: the row was inserted, not updated; the
+    /// times cannot tell, as a change in the same instant as the declaration leaves them equal).
     public func save(_ type: LiveActivityType, appID: Int64, now: Date) async throws(StoreError) -> Bool {
         try await StoreError.mapping {
             try await self.client.query(
@@ -102,7 +103,7 @@ public struct LiveActivityTypeStore: Sendable {
                 ON CONFLICT (app_id, attributes_type) DO UPDATE SET
                     attributes_schema = EXCLUDED.attributes_schema, content_state_schema = EXCLUDED.content_state_schema,
                     updated_at = EXCLUDED.updated_at
-                RETURNING created_at = updated_at
+                RETURNING xmax = 0
                 """,
                 logger: self.logger
             ).decode(Bool.self).array().first ?? false
@@ -129,7 +130,7 @@ public struct LiveActivityTypeStore: Sendable {
                 SELECT (SELECT count(*) FROM activity_names n JOIN live_activities a ON a.app_id = n.app_id AND a.name = n.name
                         WHERE n.app_id = \(appID) AND n.attributes_type = \(type) AND a.state = 'active' AND a.started_at > \(oldest))
                      + (SELECT count(*) FROM activity_names n JOIN awaiting_activities w ON w.app_id = n.app_id AND w.name = n.name
-                        WHERE n.app_id = \(appID) AND n.attributes_type = \(type) AND NOT w.expired AND w.sent_at > \(oldest))
+                        WHERE n.app_id = \(appID) AND n.attributes_type = \(type) AND w.state = 'awaiting' AND w.sent_at > \(oldest))
                 """,
                 logger: self.logger
             ).decode(Int.self).array().first ?? 0
