@@ -92,11 +92,17 @@ struct LiveActivityTypeController: Sendable {
         return Response(status: .noContent)
     }
 
+    /// The type named in the path, within ``TextLimit/activity`` and without NUL (which PostgreSQL's text cannot
+    /// hold): a 400 otherwise, on every route.
     private static func typeName(_ context: some RequestContext) throws -> String {
         guard let name = context.parameters.get("type"), let decoded = name.removingPercentEncoding else {
             throw AirshipError.notFound("Live activity type")
         }
-        return decoded
+        do {
+            return try TextLimit.activity.check(decoded, at: "attributes_type", "attributes_type")
+        } catch {
+            throw AirshipError.invalid(error)
+        }
     }
 
     private static func json(_ stored: LiveActivityTypeStore.Stored) -> RawJSON {
