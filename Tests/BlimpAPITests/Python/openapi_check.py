@@ -122,6 +122,33 @@ check("POST", "/api/live_activity_channels", 400, master_headers, {"name": "matc
 check("GET", "/api/live_activity_channels", 200, master_headers, params={"include_deleted": "true"})
 check("DELETE", "/api/live_activity_channels/match-9", 404, master_headers)
 
+# Live Activity types: declared by schemas and by example, changed, read, listed and deleted; a push its type refuses,
+# and an update naming its start's type as a hint.
+match_type = {"attributes": {"type": "object", "properties": {"home": {"type": "string"}}, "required": ["home"]},
+              "content_state": {"type": "object", "properties": {"home": {"type": "integer", "minimum": 0},
+                                                                 "kickoff": {"type": ["number", "null"], "format": "date"}}}}
+check("PUT", "/api/live_activity_types/MatchAttributes", 201, master_headers, match_type)
+check("PUT", "/api/live_activity_types/MatchAttributes", 200, master_headers, match_type, params={"force": "false"})
+check("PUT", "/api/live_activity_types/OrderAttributes", 201, master_headers,
+      {"example": {"attributes": {"order": "A-1"}, "content_state": {"step": 1, "eta": 2.5, "courier": None}}})
+check("PUT", "/api/live_activity_types/OrderAttributes", 400, master_headers,
+      {"attributes": {"type": "object", "properties": {"a": {"$ref": "#"}}}, "content_state": {"type": "object"}})
+check("PUT", "/api/live_activity_types/OrderAttributes", 400, master_headers, {"example": {"attributes": [], "content_state": {}}})
+check("PUT", "/api/live_activity_types/" + "T" * 257, 400, master_headers, match_type)
+check("PUT", "/api/live_activity_types/OrderAttributes", 401, basic(app_secret), match_type)
+check("GET", "/api/live_activity_types/MatchAttributes", 200, master_headers)
+check("GET", "/api/live_activity_types/NoSuchAttributes", 404, master_headers)
+check("GET", "/api/live_activity_types", 200, master_headers)
+refused = json.loads(json.dumps(start))
+refused["notification"]["ios"]["live_activity"]["content_state"] = {"home": -1}
+check("POST", "/api/push/validate", 400, master_headers, refused)
+check("POST", "/api/push", 400, master_headers, [update, refused])
+hinted = json.loads(json.dumps(update))
+hinted["notification"]["ios"]["live_activity"]["attributes_type"] = "MatchAttributes"
+check("POST", "/api/push/validate", 200, master_headers, hinted)
+check("DELETE", "/api/live_activity_types/OrderAttributes", 204, master_headers)
+check("DELETE", "/api/live_activity_types/OrderAttributes", 404, master_headers)
+
 # Schedules: one and an array created, read, listed, replaced, paused, resumed and cancelled; what is refused.
 later = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None, microsecond=0) + datetime.timedelta(days=1)
 tomorrow = later.strftime("%Y-%m-%dT%H:%M:%S")
