@@ -23,10 +23,19 @@ struct APIHarness {
 
     static let publicURL = "https://push.example.com"
 
+    /// Production's limits, with a minute per request instead of 15 s: these tests check answers, not speed, and at
+    /// the start of a full run, while a hundred test databases migrate at once, a request has taken longer (a 503 in
+    /// two CI runs of one session). AvailabilityTests sets its own timeout to test the 503.
+    static var limits: APILimits {
+        var limits = APILimits()
+        limits.requestTimeout = .seconds(60)
+        return limits
+    }
+
     static func run(
         _ mode: TestingSetup = .router,
         publicURL: String? = Self.publicURL,
-        limits: APILimits = APILimits(),
+        limits: APILimits = Self.limits,
         adminToken: String? = nil,
         broadcastChannels: (any APNsBroadcastChannels)? = nil,
         _ body: @escaping @Sendable (APIHarness, any TestClientProtocol) async throws -> Void
