@@ -6,9 +6,10 @@ enum Format {
     /// `2026-11-23 20:15:03 UTC`.
     static func time(_ date: Date) -> String { AirshipDate.format(date, separator: " ") + " UTC" }
 
-    /// `42 s`, `7 min`, `3 h 20 min`, `2 d 4 h`: how long ago `date` was.
+    /// `42 s`, `7 min`, `3 h 20 min`, `2 d 4 h`: how long ago `date` was, to the nearest second (a time read back from
+    /// PostgreSQL is rounded to the microsecond, and may come back a hair later than it was written).
     static func age(_ date: Date, now: Date) -> String {
-        let seconds = max(0, Int(now.timeIntervalSince(date)))
+        let seconds = max(0, Int(now.timeIntervalSince(date).rounded()))
         switch seconds {
         case ..<60: return "\(seconds) s"
         case ..<3600: return "\(seconds / 60) min"
