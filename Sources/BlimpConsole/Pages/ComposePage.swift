@@ -84,17 +84,18 @@ struct ComposePage: Sendable {
         form.name = query["name"] ?? ""
         form.event = query["event"] ?? form.event
         form.attributesType = query["attributes_type"] ?? ""
-        let type = try await self.type(of: form, appID: scope.app.id)
+        let (_, type) = try await self.type(of: form, appID: scope.app.id)
         return self.page(scope, form, ScheduleForm(), type: type, errors: [:], preview: nil)
     }
 
-    /// The declared type the form's push is checked against, when it has one: what the page offers fields for.
-    private func type(of form: ComposeForm, appID: Int64) async throws -> LiveActivityType? {
-        guard !form.name.isEmpty, let event = LiveActivityNotification.Event(rawValue: form.event) else { return nil }
+    /// The declared type the form's push is checked against, when it has one (what the page offers fields for), and
+    /// what was read to find it, which checking the push needs too.
+    private func type(of form: ComposeForm, appID: Int64) async throws -> (LiveActivityTypeRules.Inputs, LiveActivityType?) {
+        guard !form.name.isEmpty, let event = LiveActivityNotification.Event(rawValue: form.event) else { return (.init(), nil) }
         let named = form.attributesType.isEmpty ? nil : form.attributesType
         do {
             let inputs = try await self.types.inputs(names: [form.name], types: named.map { [$0] } ?? [], appID: appID)
-            return inputs.type(of: event, name: form.name, named: named)
+            return (inputs, inputs.type(of: event, name: form.name, named: named))
         } catch { throw ConsoleError.from(error) }
     }
 
@@ -104,7 +105,7 @@ struct ComposePage: Sendable {
         let form = ComposeForm(fields)
         let scheduleForm = ScheduleForm(fields)
         let now = self.gate.now()
-        let type = try await self.type(of: form, appID: scope.app.id)
+        let (inputs, type) = try await self.type(of: form, appID: scope.app.id)
         func refused(_ errors: [String: String], status: HTTPResponse.Status = .badRequest) -> Response {
             self.page(scope, form, scheduleForm, type: type, errors: errors, preview: nil, status: status)
         }
@@ -116,7 +117,9 @@ struct ComposePage: Sendable {
         }
         let channels: [String: String]
         let checked: Result<[String: String], LiveActivityChecks.Refusal>
-        do { checked = try await self.checks.check([push], paths: [""], appID: scope.app.id, now: now) } catch { throw ConsoleError.from(error) }
+        do {
+            checked = try await self.checks.check([push], paths: [""], appID: scope.app.id, now: now, inputs: inputs)
+        } catch { throw ConsoleError.from(error) }
         switch checked {
         case .success(let live): channels = live
         case .failure(let refusal): return refused(Self.errors(refusal.field), status: refusal.isChannelGone ? .conflict : .badRequest)

@@ -40,24 +40,19 @@ public enum LiveActivityTypeRules {
     /// Throws the first push whose content its type refuses; `paths[i]` is where push `i` sits in the request body
     /// (`""` or `"[i]."`). A start earlier in `pushes` counts as the name's start for the pushes after it.
     public static func check(_ pushes: [Push], paths: [String], inputs: Inputs, now: Date) throws(InvalidField) {
-        var startedTypes = inputs.startedTypes
+        var current = inputs
         for (push, path) in zip(pushes, paths) {
             guard case .liveActivity(let activity) = push.content else { continue }
             let at = path + "notification.ios.live_activity"
-            let typeName: String?
+            let named = activity.event == .start ? activity.attributesType : activity.typeHint
             if activity.event == .start {
-                typeName = activity.attributesType
-                startedTypes[activity.name] = activity.attributesType
-            } else {
-                let started = startedTypes[activity.name]
-                if let hint = activity.typeHint, let started, hint != started {
-                    throw InvalidField(
-                        "\(at).attributes_type",
-                        "'\(activity.name)' was last started as '\(started)', not '\(hint)': its activities decode content as '\(started)'")
-                }
-                typeName = started ?? activity.typeHint
+                current.startedTypes[activity.name] = activity.attributesType
+            } else if let hint = activity.typeHint, let started = current.startedTypes[activity.name], hint != started {
+                throw InvalidField(
+                    "\(at).attributes_type",
+                    "'\(activity.name)' was last started as '\(started)', not '\(hint)': its activities decode content as '\(started)'")
             }
-            guard let type = typeName.flatMap({ inputs.types[$0] }) else { continue }
+            guard let type = current.type(of: activity.event, name: activity.name, named: named) else { continue }
             do {
                 if activity.event == .start, let attributes = activity.attributes {
                     try type.attributes.check(attributes, at: "\(at).attributes", now: now)

@@ -22,9 +22,12 @@ public struct LiveActivityChecks: Sendable {
     }
 
     /// The live activity channel ids of the pushes' names that have one, or why the pushes are refused; `paths[i]` is
-    /// where push `i` sits in the request body (`""` or `"[i]."`).
-    public func check(_ pushes: [Push], paths: [String], appID: Int64, now: Date) async throws(StoreError) -> Result<[String: String], Refusal> {
-        let inputs = try await self.types.inputs(for: pushes, appID: appID)
+    /// where push `i` sits in the request body (`""` or `"[i]."`). `inputs`, when the caller already read them for
+    /// these pushes (the console's compose, for its fields), are not read again.
+    public func check(
+        _ pushes: [Push], paths: [String], appID: Int64, now: Date, inputs known: LiveActivityTypeRules.Inputs? = nil
+    ) async throws(StoreError) -> Result<[String: String], Refusal> {
+        let inputs = if let known { known } else { try await self.types.inputs(for: pushes, appID: appID) }
         do {
             try LiveActivityTypeRules.check(pushes, paths: paths, inputs: inputs, now: now)
         } catch {
