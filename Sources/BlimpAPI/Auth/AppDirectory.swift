@@ -20,16 +20,19 @@ final class AppDirectory: Sendable {
     private let serverKey: ServerKey
     private let cache = Mutex<[String: (credentials: StoredCredentials, fetchedAt: Date)]>([:])
     private let unknown = Mutex<[String: Date]>([:])
+    private let now: @Sendable () -> Date
 
-    init(store: AppStore, serverKey: ServerKey) {
+    /// - Parameter now: the clock for what is remembered; tests inject their own.
+    init(store: AppStore, serverKey: ServerKey, now: @escaping @Sendable () -> Date = Date.init) {
         self.store = store
         self.serverKey = serverKey
+        self.now = now
     }
 
     /// The credentials of the app with `appKey`, or `nil` when there is none.
     /// With `fresh`, what is remembered (found or not) is skipped: for a token issued since the app was cached.
     func credentials(appKey: String, fresh: Bool = false) async throws -> StoredCredentials? {
-        let now = Date()
+        let now = self.now()
         let cached = self.cache.withLock { $0[appKey] }
         if !fresh, let cached, now.timeIntervalSince(cached.fetchedAt) < Self.lifetime { return cached.credentials }
         guard RandomToken.isWellFormed(appKey), fresh || !self.isRecentlyUnknown("app:\(appKey)", now: now) else { return nil }
@@ -45,7 +48,7 @@ final class AppDirectory: Sendable {
     /// from the database, unless the token was looked up and not found moments ago.
     func credentials(appKey: String, apiToken token: String, cached: StoredCredentials) async throws -> StoredCredentials? {
         if cached.isAPIToken(token) { return cached }
-        let now = Date()
+        let now = self.now()
         let key = "token:\(appKey):\(Data(SecretDigest(of: token).bytes).base64EncodedString())"
         guard !self.isRecentlyUnknown(key, now: now) else { return nil }
         guard let current = try await self.credentials(appKey: appKey, fresh: true), current.isAPIToken(token) else {
