@@ -1,4 +1,5 @@
 import BlimpStore
+import Crypto
 import Foundation
 import Logging
 import PostgresNIO
@@ -12,20 +13,20 @@ public enum TestDatabase {
     public static let isEnabled =
         environment["DATABASE_URL"] != nil || environment["CI"] == "true"
 
-    /// Creates a database, applies the schema when `migrated`, runs `body` with its URL and a running client, and
-    /// drops the database afterwards.
+    /// Creates a database, migrated when `migrated` (a copy of ``migratedTemplate``), empty otherwise, runs `body`
+    /// with its URL and a running client, and drops the database afterwards.
     public static func withFreshDatabase<T>(
         migrated: Bool = true,
         _ body: (_ url: String, _ client: PostgresClient) async throws -> T
     ) async throws -> T {
         guard let serverURL = environment["DATABASE_URL"] else { throw NotConfigured() }
-        let name = "blimp_test_\(UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: ""))"
-        try await Self.admin(serverURL, "CREATE DATABASE \(name)")
+        let name = Self.uniqueName("blimp_test")
+        let template = migrated ? try await Self.migratedTemplate.value : "template1"
+        try await Self.admin(serverURL, "CREATE DATABASE \(name) TEMPLATE \(template)")
         let url = Self.url(serverURL, database: name)
         do {
             let result = try await DatabaseURL(url).withClient(logger: Self.logger) { client in
-                if migrated { try await Schema.apply(to: client, logger: Self.logger) }
-                return try await body(url, client)
+                try await body(url, client)
             }
             try await Self.admin(serverURL, "DROP DATABASE \(name) WITH (FORCE)")
             return result
@@ -49,6 +50,45 @@ public enum TestDatabase {
     }
 
     private static let environment = ProcessInfo.processInfo.environment
+
+    /// The name of a database holding this build's schema, migrated once and copied by every migrated fresh database.
+    ///
+    /// Migrating each test's database itself meant a hundred migrations at once when a run starts, and PostgreSQL on
+    /// two cores then missed the deadlines under test. The name carries a digest of the migrations, so a run reuses
+    /// the template an earlier run of the same schema left, and a changed schema gets its own. It is migrated under a
+    /// name of its own and renamed when complete, so a template by that name is always whole, and processes racing
+    /// to make it agree on one.
+    static let migratedTemplate = Task<String, any Error> {
+        guard let serverURL = environment["DATABASE_URL"] else { throw NotConfigured() }
+        let digest = SHA256.hash(data: Data(Schema.migrations.map { "\($0.version) \($0.name)\n\($0.statements.joined(separator: "\n"))" }
+            .joined(separator: "\n").utf8))
+        let template = "blimp_template_" + digest.prefix(8).map { String(format: "%02x", $0) }.joined()
+        let exists = try await DatabaseURL(serverURL).withClient(logger: Self.logger) { client in
+            try await client.query("SELECT 1 FROM pg_database WHERE datname = \(template)", logger: Self.logger)
+                .collect().count == 1
+        }
+        if exists { return template }
+        let staging = Self.uniqueName("blimp_staging")
+        try await Self.admin(serverURL, "CREATE DATABASE \(staging)")
+        do {
+            _ = try await DatabaseURL(Self.url(serverURL, database: staging)).withClient(logger: Self.logger) { client in
+                try await Schema.apply(to: client, logger: Self.logger)
+            }
+            try await Self.admin(serverURL, "ALTER DATABASE \(staging) RENAME TO \(template)")
+        } catch let error as PSQLError where error.serverInfo?[.sqlState] == "42P04" {
+            // Another process made it first (duplicate_database): use theirs.
+            try await Self.admin(serverURL, "DROP DATABASE \(staging) WITH (FORCE)")
+        } catch {
+            try? await Self.admin(serverURL, "DROP DATABASE \(staging) WITH (FORCE)")
+            throw error
+        }
+        return template
+    }
+
+    /// `prefix` followed by a random suffix: a database name no other test uses.
+    private static func uniqueName(_ prefix: String) -> String {
+        "\(prefix)_\(UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: ""))"
+    }
 
     private static func admin(_ serverURL: String, _ sql: String) async throws {
         _ = try await DatabaseURL(serverURL).withClient(logger: Self.logger) { client in
