@@ -45,6 +45,11 @@ struct BlimpProcess {
         kill(self.process.processIdentifier, signal)
     }
 
+    /// Kills the process if it still runs: for a `defer`, so that a test that throws leaves no process behind.
+    func killIfRunning() {
+        if self.process.isRunning { self.signal(SIGKILL) }
+    }
+
     /// Waits for the exit and collects the output (reading on dispatch threads, off Swift's cooperative pool).
     func wait() async -> Result {
         await withCheckedContinuation { continuation in

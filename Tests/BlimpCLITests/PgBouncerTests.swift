@@ -14,7 +14,7 @@ import Glibc
 /// api` names the `ALTER ROLE` statements that stand in for the startup parameters the pooler refuses, and a worker
 /// without a direct URL says it only polls. With those run and the direct URL set, devices register (the multi-row
 /// writes unnamed: a statement prepared on one server connection is not on the next), pushes reach `blimp apns-sim`
-/// well within the worker's 5-second poll (it LISTENs on the direct URL), and a statement that outlives its request
+/// before the worker would have polled (it LISTENs on the direct URL), and a statement that outlives its request
 /// is cancelled by the role's `statement_timeout`.
 @Suite(.enabled(if: TestDatabase.isEnabled)) struct PgBouncerTests {
     @Test func apiAndWorkerServeThroughPgBouncerInTransactionMode() async throws {
@@ -71,8 +71,9 @@ import Glibc
                 try await waitUntilServing("http://127.0.0.1:\(adminPort)/counters")
                 let api = try BlimpProcess(
                     ["api", "--port", "\(port)", "--request-timeout", "2", "--channel-creation-rate-limit-per-address", "0"], environment: environment)
+                // It polls every 10 minutes: a push done sooner was announced by NOTIFY.
                 let worker = try BlimpProcess(
-                    ["worker"],
+                    ["worker", "--poll-seconds", "600"],
                     environment: environment.merging([
                         "BLIMP_APNS_URL": "https://127.0.0.1:\(simPort)", "BLIMP_APNS_CA_FILE": folder.appendingPathComponent("sim/ca.pem").path,
                     ]) { $1 })
@@ -87,20 +88,16 @@ import Glibc
                     environment: ["BLIMP_APP_SECRET": appSecret])
                 #expect(registered.status == 0, "\(registered.stderr)")
 
-                // Each push is delivered well before the poll would have found it: NOTIFY reached the worker.
+                // Each push is delivered long before the poll would have found it: NOTIFY reached the worker.
                 let body = #"{"audience": "all", "device_types": ["ios"], "notification": {"ios": {"live_activity": {"event": "update", "name": "final", "priority": 5, "content_state": {"n": 1}}}}}"#
-                var latencies: [Double] = []
                 for _ in 0..<4 {
                     try await Task.sleep(for: .milliseconds(1300))
                     let (status, answer) = try await Self.request("\(base)/api/push", posting: body, appKey: appKey, secret: masterSecret)
                     #expect(status == 202, "\(answer)")
                     let reply = try JSONSerialization.jsonObject(with: Data(answer.utf8)) as? [String: Any]
                     let pushID = try #require((reply?["push_ids"] as? [String])?.first.flatMap(UUID.init(uuidString:)))
-                    latencies.append(try await Self.deliveryTime(of: pushID, on: client))
+                    try await Self.waitUntilDone(pushID, on: client)
                 }
-                // Woken by NOTIFY: 20-120 ms alone, up to 1.3 s beside the whole suite; found by the 5 s poll alone, these
-                // pushes took 3.2-3.7 s.
-                #expect(latencies.allSatisfy { $0 < 2.5 }, "seconds from accepted to done: \(latencies)")
                 let (_, counters) = try await get("http://127.0.0.1:\(adminPort)/counters")
                 #expect((try JSONSerialization.jsonObject(with: Data(counters.utf8)) as? [String: Any])?["accepted"] as? Int == 4 * devices)
 
@@ -145,17 +142,16 @@ import Glibc
         }
     }
 
-    /// Seconds from the push's acceptance to the end of its delivery, once it is done (up to 10 s).
-    static func deliveryTime(of pushID: UUID, on client: PostgresClient) async throws -> Double {
-        for _ in 0..<200 {
+    /// Waits until the push is done, for up to a minute (the worker's poll comes every ten).
+    static func waitUntilDone(_ pushID: UUID, on client: PostgresClient) async throws {
+        for _ in 0..<1200 {
             let rows = try await client.query(
-                "SELECT extract(epoch FROM finished_at - accepted_at)::float8 FROM pushes WHERE push_id = \(pushID) AND state = 'done'",
-                logger: TestDatabase.logger
-            ).decode(Double.self).reduce(into: []) { $0.append($1) }
-            if let seconds = rows.first { return seconds }
+                "SELECT 1 FROM pushes WHERE push_id = \(pushID) AND state = 'done'", logger: TestDatabase.logger
+            ).decode(Int.self).reduce(into: []) { $0.append($1) }
+            if !rows.isEmpty { return }
             try await Task.sleep(for: .milliseconds(50))
         }
-        throw CLIExpectationFailed("push \(pushID) was not done within 10 seconds")
+        throw CLIExpectationFailed("push \(pushID) was not done within a minute")
     }
 
     /// The channel lookups (`ChannelRecords.fetch`, known by the start of their select list: `pg_stat_activity` keeps

@@ -21,6 +21,7 @@ import Glibc
                 let simulator = try BlimpProcess(
                     ["apns-sim", "--port", "\(simPort)", "--admin-port", "\(adminPort)", "--state-dir", folder.appendingPathComponent("sim").path,
                      "--trust-key", "ABC123DEFG:DEF123GHIJ:\(keyFile.path)"])
+                defer { simulator.killIfRunning() }
                 try await waitUntilServing("http://127.0.0.1:\(adminPort)/counters")
                 var workerEnvironment = environment
                 workerEnvironment["BLIMP_APNS_URL"] = "https://127.0.0.1:\(simPort)"
@@ -56,6 +57,7 @@ import Glibc
                 }
 
                 let first = try BlimpProcess(["worker", "--name", "first", "--log-level", "warning"], environment: workerEnvironment)
+                defer { first.killIfRunning() }
                 let atKill = try await waitUntil { $0.firings > 0 }
                 first.signal(SIGKILL)
                 _ = await first.wait()
@@ -63,6 +65,7 @@ import Glibc
                 #expect(afterKill.firings == afterKill.schedules && afterKill.firings == afterKill.pushes, "\(afterKill)")
 
                 let second = try BlimpProcess(["worker", "--name", "second", "--log-level", "warning"], environment: workerEnvironment)
+                defer { second.killIfRunning() }
                 let end = try await waitUntil { $0.schedules == count }
                 #expect(end.firings == count && end.pushes == count, "killed at \(atKill), then \(afterKill), at the end \(end)")
                 let unfinished = try await client.query(

@@ -18,6 +18,7 @@ struct WorkerCommand: AsyncParsableCommand {
     @Option(help: "Parts a large push is split into, for every worker to share.") var fanOutParts = 8
     @Option(help: "Seconds a claimed part stays with this worker without a checkpoint before another may resume it.")
     var leaseSeconds = 30
+    @Option(help: "Seconds between looks for queued pushes that no notification announced.") var pollSeconds = 5
     @Option(help: "A name for this worker in logs and leases (default: worker-<random>).") var name: String?
     @OptionGroup var metrics: MetricsOptions
     @OptionGroup var database: DatabaseOptions
@@ -28,14 +29,15 @@ struct WorkerCommand: AsyncParsableCommand {
         let logger = self.logging.makeLogger(label: "blimp.worker")
         let metrics = try self.metrics.bootstrap()
         let tracing = try TraceExport.bootstrap(serviceName: "blimp-worker", logger: logger)
-        guard self.concurrentPushes > 0, self.batchSize > 0, self.fanOutParts > 0, self.leaseSeconds > 0 else {
-            throw CLIError("--concurrent-pushes, --batch-size, --fan-out-parts and --lease-seconds must be positive")
+        guard self.concurrentPushes > 0, self.batchSize > 0, self.fanOutParts > 0, self.leaseSeconds > 0, self.pollSeconds > 0 else {
+            throw CLIError("--concurrent-pushes, --batch-size, --fan-out-parts, --lease-seconds and --poll-seconds must be positive")
         }
         var configuration = WorkerConfiguration()
         configuration.concurrentPushes = self.concurrentPushes
         configuration.batchSize = self.batchSize
         configuration.fanOutParts = self.fanOutParts
         configuration.lease = .seconds(self.leaseSeconds)
+        configuration.pollInterval = .seconds(self.pollSeconds)
         let url = try self.database.resolve()
         let database = PostgresClient(pool: "worker", configuration: url.clientConfiguration(), logger: logger)
         let (listening, listener) = try self.listening(beside: url, logger: logger)
