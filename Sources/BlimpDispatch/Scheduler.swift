@@ -13,7 +13,7 @@ public struct Scheduler: Sendable {
     let logger: Logger
     let now: @Sendable () -> Date
     /// How many due schedules one transaction fires.
-    public var batchSize = 20
+    public var batchSize = 100
     public var longestWait: Duration = .seconds(1)
 
     public init(database: PostgresClient, logger: Logger, now: @escaping @Sendable () -> Date = Date.init) {

@@ -27,7 +27,7 @@ import Glibc
                 workerEnvironment["BLIMP_APNS_URL"] = "https://127.0.0.1:\(simPort)"
                 workerEnvironment["BLIMP_APNS_CA_FILE"] = folder.appendingPathComponent("sim/ca.pem").path
 
-                // 400 schedules due in two seconds, each an alert: a worker fires them 20 per transaction.
+                // 400 schedules due in two seconds, each an alert: a worker fires them 100 per transaction.
                 let count = 400
                 let due = AirshipDate.format(Date().addingTimeInterval(2))
                 let push = #"{"audience": "all", "device_types": ["ios"], "notification": {"alert": "Kick-off"}}"#

@@ -66,9 +66,7 @@ extension ScheduleStore {
                     """,
                     logger: self.logger
                 ).collect()
-                var firings: [Firing] = []
-                var moves: [Move] = []
-                for row in rows {
+                let dues = try rows.map { row in
                     let (appID, scheduleID, name, local, time, recurring, push, next, grace, defaultZone) = try row.decode(
                         (Int64, UUID, String?, Bool, Date, String?, String, Date?, Int, String).self)
                     var due = Due(
@@ -78,7 +76,13 @@ extension ScheduleStore {
                     } catch {
                         due.unreadable = "the schedule cannot be read: \(error)"
                     }
-                    try await self.plan(due, now: now, channels: liveActivityChannels, into: &firings, moves: &moves, on: connection)
+                    return due
+                }
+                let newest = try await Self.newestChannels(of: dues, in: liveActivityChannels)
+                var firings: [Firing] = []
+                var moves: [Move] = []
+                for due in dues {
+                    try await self.plan(due, now: now, newest: newest[due.appID] ?? [:], into: &firings, moves: &moves, on: connection)
                 }
                 try await self.queue(&firings, moves: &moves, now: now, on: connection)
                 try await self.record(firings, moves: moves, now: now, on: connection)
@@ -96,10 +100,28 @@ extension ScheduleStore {
         }
     }
 
+    /// The newest live activity channel of each name the batch's pushes go to, by app: one lookup per app, not one per
+    /// schedule.
+    private static func newestChannels(
+        of dues: [Due], in channels: LiveActivityChannelStore
+    ) async throws -> [Int64: [String: LiveActivityChannel]] {
+        var names: [Int64: Set<String>] = [:]
+        for due in dues {
+            guard let push = due.schedule?.push else { continue }
+            names[due.appID, default: []].formUnion(BroadcastRules.names(in: [push]))
+        }
+        var newest: [Int64: [String: LiveActivityChannel]] = [:]
+        for (appID, appNames) in names where !appNames.isEmpty {
+            newest[appID] = try await channels.newest(names: Array(appNames), appID: appID)
+        }
+        return newest
+    }
+
     /// Plans the due schedule's firings: each zone whose clocks reached an in-flight occurrence gets a push (checked
-    /// against a live activity channel's rules), or is missed past the grace period; and how the schedule moves on.
+    /// against a live activity channel's rules, `newest` holding its app's channels by name), or is missed past the
+    /// grace period; and how the schedule moves on.
     private func plan(
-        _ due: Due, now: Date, channels: LiveActivityChannelStore, into firings: inout [Firing], moves: inout [Move],
+        _ due: Due, now: Date, newest: [String: LiveActivityChannel], into firings: inout [Firing], moves: inout [Move],
         on connection: PostgresConnection
     ) async throws {
         let move = moves.count
@@ -135,7 +157,7 @@ extension ScheduleStore {
                     firing.skipped = "missed: due at \(AirshipDate.format(instant)) UTC, more than the app's grace period of \(Int(due.grace)) s ago"
                 } else {
                     let zone = zone.isEmpty ? nil : LocalTimeZone(name: zone, isDefault: zone == due.defaultZone)
-                    switch try await self.submission(schedule.push, appID: due.appID, zone: zone, channels: channels, now: now) {
+                    switch Self.submission(schedule.push, appID: due.appID, zone: zone, newest: newest, now: now) {
                     case .success(let submission): firing.submission = submission
                     case .failure(let refusal): firing.skipped = refusal.reason
                     }
@@ -159,10 +181,9 @@ extension ScheduleStore {
     }
 
     /// The push as `POST /api/push` would submit it (a live activity channel's rules checked again).
-    private func submission(
-        _ push: Push, appID: Int64, zone: LocalTimeZone?, channels: LiveActivityChannelStore, now: Date
-    ) async throws -> Result<PushSubmission, Refusal> {
-        let newest = try await channels.newest(names: BroadcastRules.names(in: [push]), appID: appID)
+    private static func submission(
+        _ push: Push, appID: Int64, zone: LocalTimeZone?, newest: [String: LiveActivityChannel], now: Date
+    ) -> Result<PushSubmission, Refusal> {
         let broadcast: [String: String]
         do {
             broadcast = try BroadcastRules.channels(for: [push], paths: [""], newest: newest, timestamp: Int64(now.timeIntervalSince1970))
