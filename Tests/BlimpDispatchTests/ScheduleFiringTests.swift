@@ -56,6 +56,36 @@ import Testing
         }
     }
 
+    /// Each push of a batch is checked against its own name's live activity channel when it fires: one to a name with a
+    /// live channel is queued through it, one whose channel APNs deleted is refused, and the refusal is recorded.
+    @Test func firingChecksEachPushAgainstItsNamesLiveActivityChannel() async throws {
+        try await DispatchHarness.run { harness in
+            let now = harness.clock.now
+            try await harness.database.query(
+                """
+                INSERT INTO live_activity_channels (app_id, name, apns_channel_id, storage_policy, created_at, deleted_at, deleted_reason)
+                VALUES (\(harness.app.id), 'broadcast', 'live-channel', 0, \(now), NULL, NULL),
+                       (\(harness.app.id), 'gone', 'deleted-channel', 0, \(now), \(now), 'apns')
+                """,
+                logger: TestDatabase.logger)
+            let due = #"{"scheduled_time": "\#(AirshipDate.format(now.addingTimeInterval(60)))"}"#
+            func update(_ name: String) -> String { DispatchHarness.liveActivity("update", name, #", "priority": 5, "content_state": {"home": 1}"#) }
+            let live = try await self.create(due, update("broadcast"), in: harness)
+            let gone = try await self.create(due, update("gone"), in: harness)
+            harness.clock.set(now.addingTimeInterval(61))
+            let looked = try await ScheduleStore(client: harness.database, logger: TestDatabase.logger).fireDue(
+                now: harness.clock.now, limit: 10, liveActivityChannels: LiveActivityChannelStore(client: harness.database, logger: TestDatabase.logger))
+            #expect(looked == 2)
+            let published = try #require(try await self.firings(of: live, in: harness).first?.pushID)
+            let channel = try await harness.database.query(
+                "SELECT broadcast_channel_id FROM pushes WHERE push_id = \(published)", logger: TestDatabase.logger
+            ).decode(String?.self).reduce(into: []) { $0.append($1) }
+            #expect(channel == ["live-channel"])
+            let refused = try await self.firings(of: gone, in: harness)
+            #expect(refused.count == 1 && refused[0].pushID == nil && refused[0].skipped?.hasPrefix("refused") == true, "\(refused)")
+        }
+    }
+
     /// Devices in Berlin, New York and a zone PostgreSQL does not know (the app's default, UTC): a local-time schedule
     /// at 02:30 on the day New York skips from 02:00 to 03:00 fires in Berlin at 01:30 UTC, in UTC at 02:30 and in New
     /// York at 07:30 (the standard-time reading, 03:30 on its clocks), each push to its zone's devices only. One at
