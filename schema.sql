@@ -616,3 +616,33 @@ CREATE TABLE live_activity_types (
 -- The type of the name's last start the intake accepted: what an update or end of the name is checked against, and
 -- what counts the activities in flight under a type whose schema changes.
 ALTER TABLE activity_names ADD COLUMN attributes_type text;
+
+-- version 20: console accounts
+-- People who sign in to the console as themselves. The email is stored lower-cased, so it is unique whatever its
+-- case. The password hash carries its scrypt parameters and salt (PasswordHash), so they can be raised later. The
+-- TOTP secret is sealed under the server key, bound to the email; `totp_confirmed` is set once the person has entered
+-- a code from their authenticator, and `totp_last_step` is the last time step accepted, so a code is never accepted
+-- twice, whichever replica sees it.
+CREATE TABLE accounts (
+    id                 bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    email              text NOT NULL UNIQUE CHECK (email = lower(email) AND octet_length(email) <= 254),
+    password_hash      text NOT NULL,
+    totp_secret_sealed bytea,
+    totp_confirmed     boolean NOT NULL DEFAULT false,
+    totp_last_step     bigint,
+    created_at         timestamptz NOT NULL DEFAULT now()
+);
+-- A person's role in an app: viewer (reads every page), sender (also sends, schedules and cancels), admin (also the
+-- app's credentials, API tokens and accounts). Keyed by app first, like every tenant table (docs/scaling.md).
+CREATE TABLE account_roles (
+    account_id bigint NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
+    app_id     bigint NOT NULL REFERENCES apps (id) ON DELETE CASCADE,
+    role       text NOT NULL CHECK (role IN ('viewer', 'sender', 'admin')),
+    PRIMARY KEY (app_id, account_id)
+);
+CREATE INDEX account_roles_by_account ON account_roles (account_id);
+-- An account's sessions end with the account (and AccountStore deletes them when a role changes); an admin session
+-- keeps the digest of the admin token it signed in with, so rotating BLIMP_ADMIN_TOKEN ends it.
+ALTER TABLE console_sessions ADD COLUMN account_id bigint REFERENCES accounts (id) ON DELETE CASCADE;
+ALTER TABLE console_sessions ADD COLUMN admin_token_sha256 bytea;
+CREATE INDEX console_sessions_by_account ON console_sessions (account_id) WHERE account_id IS NOT NULL;

@@ -20,6 +20,7 @@ public struct Stores: Sendable {
     public let dispatch: DispatchStore
     public let console: ConsoleStore
     public let sessions: ConsoleSessions
+    public let accounts: AccountStore
     public let liveActivityChannels: LiveActivityChannelStore
     public let schedules: ScheduleStore
     public let liveActivityTypes: LiveActivityTypeStore
@@ -41,6 +42,7 @@ public struct Stores: Sendable {
         self.dispatch = DispatchStore(client: client, logger: logger)
         self.console = ConsoleStore(client: client, logger: logger)
         self.sessions = ConsoleSessions(client: client, logger: logger)
+        self.accounts = AccountStore(client: client, logger: logger)
         self.liveActivityChannels = LiveActivityChannelStore(client: client, logger: logger)
         self.schedules = ScheduleStore(client: client, logger: logger)
         self.liveActivityTypes = LiveActivityTypeStore(client: client, logger: logger)

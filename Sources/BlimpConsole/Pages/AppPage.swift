@@ -3,7 +3,7 @@ import BlimpStore
 import Foundation
 import Hummingbird
 
-/// One app, for the deployment admin: replace its APNs key, rotate its master secret (which signs out the app's
+/// One app, for the deployment admin and the app's admins: replace its APNs key, rotate its master secret (which signs out the app's
 /// console sessions), rotate its app secret with an overlap during which installed apps keep working, and issue and
 /// revoke server API tokens. A new secret or token is shown once, on the page that answers the form.
 struct AppPage: Sendable {
@@ -42,14 +42,15 @@ struct AppPage: Sendable {
     }
 
     private func show(_ request: Request, _ context: some RequestContext) async throws -> Response {
-        let user = try await self.gate.admin(request)
-        return try await self.page(user, try await self.gate.app(keyed: context.parameters.get("key")))
+        let scope = try await self.gate.scope(request, context, needs: .admin, key: "key")
+        return try await self.page(scope.user, scope.app)
     }
 
     private func change(_ request: Request, _ context: some RequestContext) async throws -> Response {
-        let user = try await self.gate.admin(request)
+        let scope = try await self.gate.scope(request, context, needs: .admin, key: "key")
+        let user = scope.user
         let form = try await self.gate.form(request, of: user)
-        var app = try await self.gate.app(keyed: context.parameters.get("key"))
+        var app = scope.app
         do {
             switch context.parameters.get("action") {
             case "key":

@@ -78,7 +78,7 @@ struct ComposePage: Sendable {
     }
 
     private func show(_ request: Request, _ context: some RequestContext) async throws -> Response {
-        let scope = try await self.gate.scope(request, context)
+        let scope = try await self.gate.scope(request, context, needs: .sender)
         let query = try FormFields(query: request)
         var form = ComposeForm()
         form.name = query["name"] ?? ""
@@ -100,7 +100,7 @@ struct ComposePage: Sendable {
     }
 
     private func submit(_ request: Request, _ context: some RequestContext) async throws -> Response {
-        let scope = try await self.gate.scope(request, context)
+        let scope = try await self.gate.scope(request, context, needs: .sender)
         let fields = try await self.gate.form(request, of: scope.user)
         let form = ComposeForm(fields)
         let scheduleForm = ScheduleForm(fields)

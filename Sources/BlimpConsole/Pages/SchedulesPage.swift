@@ -58,7 +58,7 @@ struct SchedulesPage: Sendable {
 
     /// Pauses, resumes or cancels one schedule, then shows the list again.
     private func change(_ request: Request, _ context: some RequestContext) async throws -> Response {
-        let scope = try await self.gate.scope(request, context)
+        let scope = try await self.gate.scope(request, context, needs: .sender)
         _ = try await self.gate.form(request, of: scope.user)
         guard let id = context.parameters.get("schedule").flatMap({ UUID(parsing: $0) }) else { throw ConsoleError.notFound }
         let found: Bool
@@ -100,9 +100,9 @@ struct SchedulesPage: Sendable {
           <td>{{#paused}}<span class="state state-paused">paused</span><br>{{/paused}}{{next}}</td>
           <td>{{#lastError}}<span class="alert">{{lastError}}</span>{{#lastErrorAt}}<br>{{lastErrorAt}}{{/lastErrorAt}}{{/lastError}}</td>
           <td>{{#pushes}}<a class="push-link mono" href="{{link}}">{{shortID}}</a> {{/pushes}}{{#earlierPushes}}<span class="muted">{{earlierPushes}}</span>{{/earlierPushes}}</td>
-          <td>{{#hasNext}}{{^paused}}<form class="inline pause-schedule" method="post" action="{{action}}/pause"><input type="hidden" name="csrf" value="{{nav.csrf}}"><button type="submit" class="secondary small">Pause</button></form>{{/paused}}{{/hasNext}}
+          <td>{{#nav.maySend}}{{#hasNext}}{{^paused}}<form class="inline pause-schedule" method="post" action="{{action}}/pause"><input type="hidden" name="csrf" value="{{nav.csrf}}"><button type="submit" class="secondary small">Pause</button></form>{{/paused}}{{/hasNext}}
             {{#paused}}<form class="inline resume-schedule" method="post" action="{{action}}/resume"><input type="hidden" name="csrf" value="{{nav.csrf}}"><button type="submit" class="small">Resume</button></form>{{/paused}}
-            <form class="inline cancel-schedule" method="post" action="{{action}}/cancel"><input type="hidden" name="csrf" value="{{nav.csrf}}"><button type="submit" class="danger small">Cancel</button></form></td>
+            <form class="inline cancel-schedule" method="post" action="{{action}}/cancel"><input type="hidden" name="csrf" value="{{nav.csrf}}"><button type="submit" class="danger small">Cancel</button></form>{{/nav.maySend}}</td>
         </tr>{{/schedules}}</tbody></table></div>
         {{#nextPage}}<p><a id="next-page" href="{{nextPage}}">More schedules</a></p>{{/nextPage}}
         {{/hasRows}}

@@ -22,9 +22,11 @@ enum Layout {
             <a id="nav-activities" href="{{base}}/activities" {{#inActivities}}aria-current="page"{{/inActivities}}>Activities</a>
             <a id="nav-pushes" href="{{base}}/pushes" {{#inPushes}}aria-current="page"{{/inPushes}}>Pushes</a>
             <a id="nav-schedules" href="{{base}}/schedules" {{#inSchedules}}aria-current="page"{{/inSchedules}}>Schedules</a>
-            <a id="nav-compose" href="{{base}}/compose" {{#inCompose}}aria-current="page"{{/inCompose}}>Compose</a>
+            {{#maySend}}<a id="nav-compose" href="{{base}}/compose" {{#inCompose}}aria-current="page"{{/inCompose}}>Compose</a>{{/maySend}}
+            {{#mayAdminister}}<a id="nav-people" href="{{base}}/people">People</a>{{/mayAdminister}}
             {{/base}}
             {{#isAdmin}}<a id="nav-apps" href="/console/apps" {{#inApps}}aria-current="page"{{/inApps}}>Apps</a>{{/isAdmin}}
+            {{#accountEmail}}<a id="nav-account" href="/console/account">{{accountEmail}}</a>{{/accountEmail}}
           </nav>
           <form id="logout" method="post" action="/console/logout">
             <input type="hidden" name="csrf" value="{{csrf}}">
