@@ -23,6 +23,7 @@ public struct Stores: Sendable {
     public let liveActivityChannels: LiveActivityChannelStore
     public let schedules: ScheduleStore
     public let liveActivityTypes: LiveActivityTypeStore
+    public let audit: AuditLog
 
     /// With `preparedStatements` (not through a transaction pooler), the writes every device makes are prepared once
     /// per connection; `now` is the clock for lifetimes and acceptance times (tests inject their own).
@@ -44,5 +45,6 @@ public struct Stores: Sendable {
         self.liveActivityChannels = LiveActivityChannelStore(client: client, logger: logger)
         self.schedules = ScheduleStore(client: client, logger: logger)
         self.liveActivityTypes = LiveActivityTypeStore(client: client, logger: logger)
+        self.audit = AuditLog(client: client, logger: logger, now: now)
     }
 }
