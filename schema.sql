@@ -634,7 +634,7 @@ CREATE TABLE audit_events (
     actor_token_id   uuid,
     address          text CHECK (octet_length(address) <= 1024),
     action           text NOT NULL CHECK (action IN (
-        'push.accepted', 'push.cancelled',
+        'push.accepted', 'push.cancelled', 'push.retried',
         'schedule.created', 'schedule.changed', 'schedule.paused', 'schedule.resumed', 'schedule.cancelled',
         'live_activity_type.saved', 'live_activity_type.deleted',
         'broadcast_channel.created', 'broadcast_channel.deleted',

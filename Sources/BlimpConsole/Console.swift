@@ -25,7 +25,9 @@ public struct Console: Sendable {
     public func addRoutes(to router: Router<some RequestContext>) {
         let stores = self.stores
         let renderer = PageRenderer()
-        let gate = ConsoleGate(sessions: stores.sessions, apps: stores.apps, secureCookies: self.configuration.secureCookies, now: self.now)
+        let gate = ConsoleGate(
+            sessions: stores.sessions, apps: stores.apps, secureCookies: self.configuration.secureCookies,
+            clientAddress: self.configuration.clientAddress, now: self.now)
 
         let root = router.group("console").add(middleware: ConsoleMiddleware(renderer: renderer))
         ConsoleAssets.addRoutes(to: root)
@@ -35,6 +37,7 @@ public struct Console: Sendable {
         ).addRoutes(to: root)
         AppsPage(gate: gate, apps: stores.apps, serverKey: self.serverKey, renderer: renderer).addRoutes(to: root)
         AppPage(gate: gate, apps: stores.apps, serverKey: self.serverKey, renderer: renderer).addRoutes(to: root)
+        AuditPage(gate: gate, audit: stores.audit, apps: stores.apps, renderer: renderer).addRoutes(to: root)
 
         let app = root.group("app/:app")
         OverviewPage(gate: gate, console: stores.console, renderer: renderer).addRoutes(to: app)
@@ -47,10 +50,11 @@ public struct Console: Sendable {
         PushPage(
             gate: gate, reports: stores.reports, control: stores.control, dispatch: stores.dispatch, renderer: renderer
         ).addRoutes(to: app)
-        SchedulesPage(gate: gate, schedules: stores.schedules, renderer: renderer).addRoutes(to: app)
+        SchedulesPage(gate: gate, schedules: stores.schedules, audit: stores.audit, renderer: renderer).addRoutes(to: app)
         LiveActivityTypesPage(gate: gate, types: stores.liveActivityTypes, renderer: renderer).addRoutes(to: app)
         ComposePage(
-            gate: gate, intake: stores.intake, schedules: stores.schedules, dispatch: stores.dispatch, types: stores.liveActivityTypes,
+            gate: gate, intake: stores.intake, schedules: stores.schedules, audit: stores.audit, dispatch: stores.dispatch,
+            types: stores.liveActivityTypes,
             checks: LiveActivityChecks(channels: stores.liveActivityChannels, types: stores.liveActivityTypes), renderer: renderer
         ).addRoutes(to: app)
     }

@@ -9,10 +9,12 @@ struct SignedIn: Sendable {
     let token: String
 }
 
-/// The app a page is about, with whoever is looking at it (its own session, or the admin's).
+/// The app a page is about, with whoever is looking at it (its own session, or the admin's), and who they are in the
+/// audit trail.
 struct AppScope: Sendable {
     let user: SignedIn
     let app: App
+    let origin: AuditOrigin
 }
 
 /// Admits console requests: finds the session behind the cookie, scopes app pages to the session's app, and checks
@@ -21,6 +23,8 @@ struct ConsoleGate: Sendable {
     let sessions: ConsoleSessions
     let apps: AppStore
     let secureCookies: Bool
+    /// The client's address, as the API reads it (`BLIMP_CLIENT_ADDRESS_HEADER`), for the audit trail.
+    let clientAddress: @Sendable (Request, any RequestContext) -> String
     let now: @Sendable () -> Date
 
     static let sessionCookie = "blimp_session"
@@ -48,7 +52,12 @@ struct ConsoleGate: Sendable {
         let user = try await self.signedIn(request)
         let app = try await self.app(keyed: context.parameters.get("app"))
         guard user.session.isAdmin || user.session.appID == app.id else { throw ConsoleError.notFound }
-        return AppScope(user: user, app: app)
+        return AppScope(user: user, app: app, origin: self.origin(of: user, request, context))
+    }
+
+    /// Who `user` is in the audit trail, and the client's address.
+    func origin(of user: SignedIn, _ request: Request, _ context: some RequestContext) -> AuditOrigin {
+        AuditOrigin(actor: user.session.actor, address: self.clientAddress(request, context))
     }
 
     /// The app with the app key a path names, or ``ConsoleError/notFound``.

@@ -23,8 +23,10 @@ enum Layout {
             <a id="nav-pushes" href="{{base}}/pushes" {{#inPushes}}aria-current="page"{{/inPushes}}>Pushes</a>
             <a id="nav-schedules" href="{{base}}/schedules" {{#inSchedules}}aria-current="page"{{/inSchedules}}>Schedules</a>
             <a id="nav-compose" href="{{base}}/compose" {{#inCompose}}aria-current="page"{{/inCompose}}>Compose</a>
+            <a id="nav-audit" href="{{base}}/audit" {{#inAudit}}aria-current="page"{{/inAudit}}>Audit</a>
             {{/base}}
-            {{#isAdmin}}<a id="nav-apps" href="/console/apps" {{#inApps}}aria-current="page"{{/inApps}}>Apps</a>{{/isAdmin}}
+            {{#isAdmin}}<a id="nav-apps" href="/console/apps" {{#inApps}}aria-current="page"{{/inApps}}>Apps</a>
+            {{^base}}<a id="nav-deployment-audit" href="/console/audit" {{#inAudit}}aria-current="page"{{/inAudit}}>Audit</a>{{/base}}{{/isAdmin}}
           </nav>
           <form id="logout" method="post" action="/console/logout">
             <input type="hidden" name="csrf" value="{{csrf}}">

@@ -5,6 +5,8 @@ public enum AuditAction: String, Sendable, CaseIterable {
     case pushAccepted = "push.accepted"
     /// A push cancelled; subject: the push id.
     case pushCancelled = "push.cancelled"
+    /// A failed push tried again; subject: the push id.
+    case pushRetried = "push.retried"
     /// Subject of the schedule actions: the schedule id.
     case scheduleCreated = "schedule.created"
     case scheduleChanged = "schedule.changed"

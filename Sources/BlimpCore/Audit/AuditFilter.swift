@@ -1,38 +1,43 @@
 import Foundation
 
-/// Which entries of the audit trail a reader asks for: by actor, action and time, each optional. The API's query
-/// parameters and the console's filter form are read by ``parse(actor:action:since:until:)`` alike.
+/// Which entries of the audit trail a reader asks for: by actor (its kind, or the label people know it by: an email,
+/// a token's name), action and time, each optional. The API's query parameters and the console's filter form are read
+/// by ``parse(actor:kind:action:since:until:)`` alike.
 public struct AuditFilter: Sendable, Equatable {
-    /// An actor: every actor of a kind, or the one people know by a label (an email, a token's name).
-    public enum ActorFilter: Sendable, Equatable {
-        case kind(AuditActor.Kind)
-        case label(String)
-    }
-
-    public var actor: ActorFilter?
+    public var kind: AuditActor.Kind?
+    public var label: String?
     public var action: AuditAction?
     /// Entries at or after this instant.
     public var since: Date?
     /// Entries before this instant.
     public var until: Date?
 
-    public init(actor: ActorFilter? = nil, action: AuditAction? = nil, since: Date? = nil, until: Date? = nil) {
-        self.actor = actor
+    public init(kind: AuditActor.Kind? = nil, label: String? = nil, action: AuditAction? = nil, since: Date? = nil, until: Date? = nil) {
+        self.kind = kind
+        self.label = label
         self.action = action
         self.since = since
         self.until = until
     }
 
-    /// The filter from its text forms (empty or absent: no filter); an error names the field (`actor`, `action`,
-    /// `since`, `until`). `actor` is a kind (`master_secret`, `api_token`…) or an email or token name.
-    public static func parse(actor: String?, action: String?, since: String?, until: String?) throws(InvalidField) -> AuditFilter {
+    /// The filter from its text forms (empty or absent: no filter); an error names the field. `actor` is a kind
+    /// (`master_secret`, `api_token`…) or an email or token name; `kind` is a kind only.
+    public static func parse(
+        actor: String?, kind: String? = nil, action: String?, since: String?, until: String?
+    ) throws(InvalidField) -> AuditFilter {
         var filter = AuditFilter()
         if let actor = actor.flatMap(Self.given) {
             if let kind = AuditActor.Kind(rawValue: actor) {
-                filter.actor = .kind(kind)
+                filter.kind = kind
             } else {
-                filter.actor = .label(try TextLimit.audit.check(actor, at: "actor", "an actor"))
+                filter.label = try TextLimit.audit.check(actor, at: "actor", "an actor")
             }
+        }
+        if let kind = kind.flatMap(Self.given) {
+            guard let known = AuditActor.Kind(rawValue: kind) else {
+                throw InvalidField("kind", "kind is one of \(AuditActor.Kind.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            filter.kind = known
         }
         if let action = action.flatMap(Self.given) {
             guard let known = AuditAction(rawValue: action) else {

@@ -57,8 +57,8 @@ public struct AuditLog: Sendable {
     /// on (a `next` of an earlier page).
     public func list(_ scope: Scope, filter: AuditFilter, limit: Int, start: Int64? = nil) async throws(StoreError) -> Page {
         let appID: Int64? = if case .app(let id) = scope { id } else { nil }
-        let kind: String? = if case .kind(let kind) = filter.actor { kind.rawValue } else { nil }
-        let label: String? = if case .label(let label) = filter.actor { label } else { nil }
+        let kind = filter.kind?.rawValue
+        let label = filter.label
         let query: PostgresQuery = """
             SELECT \(unescaped: AuditColumn.Selected.selectList) FROM audit_events
             WHERE (\(appID)::bigint IS NULL OR app_id = \(appID))
