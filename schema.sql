@@ -617,7 +617,46 @@ CREATE TABLE live_activity_types (
 -- what counts the activities in flight under a type whose schema changes.
 ALTER TABLE activity_names ADD COLUMN attributes_type text;
 
--- version 20: console accounts
+-- version 20: audit trail
+-- Who did what, kept for admins (`GET /api/audit`, the console's Audit pages): every push accepted and cancelled,
+-- every schedule, Live Activity type, broadcast channel, credential and account change, every sign-in. `app_id` NULL:
+-- a deployment-level entry (an admin's sign-in, an account change across apps, the server key). The actor is its
+-- kind, plus the account, the label people know it by (an email, a token's name) and an API token's stable id.
+-- `subject` names what was acted on (a push id, a schedule id, a credential's kind, a type's name, an email);
+-- `details` adds facts in JSON. Neither ever holds a secret. Entries outlive what they name: no foreign keys.
+CREATE TABLE audit_events (
+    id               bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    app_id           bigint,
+    at               timestamptz NOT NULL,
+    actor_kind       text NOT NULL CHECK (actor_kind IN ('account', 'api_token', 'master_secret', 'admin_token', 'command_line')),
+    actor_account_id bigint,
+    actor_label      text CHECK (octet_length(actor_label) <= 1024),
+    actor_token_id   uuid,
+    address          text CHECK (octet_length(address) <= 1024),
+    action           text NOT NULL CHECK (action IN (
+        'push.accepted', 'push.cancelled', 'push.retried',
+        'schedule.created', 'schedule.changed', 'schedule.paused', 'schedule.resumed', 'schedule.cancelled',
+        'live_activity_type.saved', 'live_activity_type.deleted',
+        'broadcast_channel.created', 'broadcast_channel.deleted',
+        'credential.changed', 'app.created', 'app.changed',
+        'account.created', 'account.removed', 'account.role_changed', 'account.password_changed', 'account.totp_changed',
+        'sign_in', 'sign_in_failed', 'sign_out')),
+    subject          text CHECK (octet_length(subject) <= 2048),
+    details          jsonb,
+    CHECK ((actor_kind = 'account') = (actor_account_id IS NOT NULL)),
+    CHECK ((actor_kind = 'api_token') = (actor_token_id IS NOT NULL))
+);
+-- An app's entries newest first (the listings page by (at, id) descending); the deployment's across apps likewise.
+CREATE INDEX audit_events_by_app ON audit_events (app_id, at DESC, id DESC);
+CREATE INDEX audit_events_by_time ON audit_events (at DESC, id DESC);
+-- An actor's entries by the label people know it by (an email, a token's name).
+CREATE INDEX audit_events_by_actor ON audit_events (actor_label, at DESC, id DESC) WHERE actor_label IS NOT NULL;
+-- A stable id for each server API token, so that the trail names a token by name and id (a token revoked and issued
+-- again under the same name is another token).
+ALTER TABLE api_tokens ADD COLUMN token_id uuid NOT NULL DEFAULT gen_random_uuid();
+CREATE UNIQUE INDEX api_tokens_by_id ON api_tokens (token_id);
+
+-- version 21: console accounts
 -- People who sign in to the console as themselves. The email is stored lower-cased, so it is unique whatever its
 -- case. The password hash carries its scrypt parameters and salt (PasswordHash), so they can be raised later. The
 -- TOTP secret is sealed under the server key, bound to the email; `totp_confirmed` is set once the person has entered

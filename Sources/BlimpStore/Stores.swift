@@ -24,6 +24,7 @@ public struct Stores: Sendable {
     public let liveActivityChannels: LiveActivityChannelStore
     public let schedules: ScheduleStore
     public let liveActivityTypes: LiveActivityTypeStore
+    public let audit: AuditLog
 
     /// With `preparedStatements` (not through a transaction pooler), the writes every device makes are prepared once
     /// per connection; `now` is the clock for lifetimes and acceptance times (tests inject their own).
@@ -42,9 +43,10 @@ public struct Stores: Sendable {
         self.dispatch = DispatchStore(client: client, logger: logger)
         self.console = ConsoleStore(client: client, logger: logger)
         self.sessions = ConsoleSessions(client: client, logger: logger)
-        self.accounts = AccountStore(client: client, logger: logger)
+        self.accounts = AccountStore(client: client, logger: logger, now: now)
         self.liveActivityChannels = LiveActivityChannelStore(client: client, logger: logger)
         self.schedules = ScheduleStore(client: client, logger: logger)
         self.liveActivityTypes = LiveActivityTypeStore(client: client, logger: logger)
+        self.audit = AuditLog(client: client, logger: logger, now: now)
     }
 }

@@ -35,7 +35,7 @@ struct AccountsCommand: AsyncParsableCommand {
             let typed = Self.readPassword()
             let password = try typed.map { typed throws(AccountRuleError) in try Password.checked(typed) } ?? Password.generate()
             let added = try await self.database.withAccountStore(logging: self.logging) { accounts in
-                try await accounts.add(email: email, appKey: self.appKey, role: role) { await PasswordHasher.hash(password) }
+                try await accounts.add(email: email, appKey: self.appKey, role: role, by: .commandLine) { await PasswordHasher.hash(password) }
             }
             if !added.created {
                 print("\(email) is now \(role.rawValue) in app \(self.appKey) (an existing account: its password is unchanged)")
@@ -79,7 +79,7 @@ struct AccountsCommand: AsyncParsableCommand {
 
         func run() async throws {
             let email = try EmailAddress(self.email)
-            let removed = try await self.database.withAccountStore(logging: self.logging) { try await $0.remove(email: email, appKey: self.appKey) }
+            let removed = try await self.database.withAccountStore(logging: self.logging) { try await $0.remove(email: email, appKey: self.appKey, by: .commandLine) }
             guard removed else { throw CLIError(self.appKey.map { "\(email) has no role in app \($0)" } ?? "there is no account \(email)") }
             print(self.appKey.map { "removed \(email) from app \($0)" } ?? "deleted the account \(email)")
         }
@@ -100,7 +100,7 @@ struct AccountsCommand: AsyncParsableCommand {
             let email = try EmailAddress(self.email)
             let role = try ConsoleRole(named: self.role)
             let changed = try await self.database.withAccountStore(logging: self.logging) {
-                try await $0.setRole(email: email, appKey: self.appKey, role: role)
+                try await $0.setRole(email: email, appKey: self.appKey, role: role, by: .commandLine)
             }
             guard changed else { throw CLIError("\(email) has no role in app \(self.appKey)") }
             print("\(email) is now \(role.rawValue) in app \(self.appKey)")

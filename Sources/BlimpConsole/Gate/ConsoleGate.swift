@@ -9,12 +9,13 @@ struct SignedIn: Sendable {
     let token: String
 }
 
-/// The app a page is about, with whoever is looking at it and their role in it (an account's role; admin for the
-/// app's master secret and the deployment admin).
+/// The app a page is about, with whoever is looking at it, their role in it (an account's role; admin for the app's
+/// master secret and the deployment admin), and who they are in the audit trail.
 struct AppScope: Sendable {
     let user: SignedIn
     let app: App
     let role: ConsoleRole
+    let origin: AuditOrigin
 }
 
 /// Admits console requests: finds the session behind the cookie, scopes app pages to the apps the session may see
@@ -26,6 +27,8 @@ struct ConsoleGate: Sendable {
     /// The digest of `BLIMP_ADMIN_TOKEN`, which admin sessions must have signed in with; `nil` when admin sign-in is off.
     let adminToken: SecretDigest?
     let secureCookies: Bool
+    /// The client's address, as the API reads it (`BLIMP_CLIENT_ADDRESS_HEADER`), for the audit trail.
+    let clientAddress: @Sendable (Request, any RequestContext) -> String
     let now: @Sendable () -> Date
 
     static let sessionCookie = "blimp_session"
@@ -59,7 +62,7 @@ struct ConsoleGate: Sendable {
         let app = try await self.app(keyed: context.parameters.get(key))
         guard let role = try await self.role(of: user.session, in: app) else { throw ConsoleError.notFound }
         guard role >= needs else { throw ConsoleError.forbidden(needs) }
-        return AppScope(user: user, app: app, role: role)
+        return AppScope(user: user, app: app, role: role, origin: self.origin(of: user, request, context))
     }
 
     /// The session's role in `app`: admin for the deployment admin and the app's own master secret, an account's
@@ -68,6 +71,11 @@ struct ConsoleGate: Sendable {
         if session.isAdmin || session.appID == app.id { return .admin }
         guard let account = session.account else { return nil }
         do { return try await self.accounts.role(accountID: account.id, appID: app.id) } catch { throw ConsoleError.from(error) }
+    }
+
+    /// Who `user` is in the audit trail, and the client's address.
+    func origin(of user: SignedIn, _ request: Request, _ context: some RequestContext) -> AuditOrigin {
+        AuditOrigin(actor: user.session.actor, address: self.clientAddress(request, context))
     }
 
     /// The app with the app key a path names, or ``ConsoleError/notFound``.

@@ -13,6 +13,7 @@ struct LoginController: Sendable {
     let gate: ConsoleGate
     let apps: AppStore
     let accounts: AccountStore
+    let audit: AuditLog
     let serverKey: ServerKey
     let adminToken: String?
     let masterSecretSignIn: Bool
@@ -37,7 +38,7 @@ struct LoginController: Sendable {
     func addRoutes(to router: RouterGroup<some RequestContext>) {
         router.get("login") { request, _ in try await self.form(request) }
         router.post("login") { request, context in try await self.login(request, from: self.clientAddress(request, context)) }
-        router.post("logout") { request, _ in try await self.logout(request) }
+        router.post("logout") { request, context in try await self.logout(request, from: self.clientAddress(request, context)) }
         router.get { request, _ in try await self.home(request) }
     }
 
@@ -83,42 +84,73 @@ struct LoginController: Sendable {
             ConstantTime.equal(Array(expected.utf8), Array(sent.utf8))
         else { throw ConsoleError.staleForm }
         let email = form["email"]
-        let limited = [address] + (email.map { ["email " + $0.lowercased()] } ?? [])
+        let label = email.map(Self.label)
+        let limited = [address] + (label.map { ["email " + $0] } ?? [])
         if limited.contains(where: { self.attempts.admit($0) != nil }) {
+            try await self.record(.signInFailed, by: Self.tried(form, label), from: address, details: "rate_limited")
             return try await self.form(
                 request, error: "Too many sign-in attempts. Wait a minute and try again.", appKey: form["app_key"], email: email,
                 status: .tooManyRequests)
         }
         let who: ConsoleSignIn
         let home: String
+        var appID: Int64?
         if let email {
             guard let account = try await self.account(email, password: form.raw("password") ?? "", code: form["totp"] ?? "") else {
+                try await self.record(.signInFailed, by: Self.tried(form, label), from: address)
                 return try await self.form(request, error: Self.wrongAccount, email: email, status: .unauthorized)
             }
             (who, home) = (.account(id: account.accountID, email: account.email), "/console")
         } else if let token = form["admin_token"] {
             guard let adminToken = self.adminToken, SecretDigest(of: adminToken).matches(token) else {
+                try await self.record(.signInFailed, by: .adminToken, from: address)
                 return try await self.form(request, error: "That admin token is not right.", status: .unauthorized)
             }
             (who, home) = (.admin(SecretDigest(of: adminToken)), "/console/apps")
         } else {
             guard self.masterSecretSignIn else {
+                try await self.record(.signInFailed, by: .masterSecret, from: address, details: "master_secret_sign_in_off")
                 return try await self.form(request, error: "Signing in with a master secret is switched off: use your account.", status: .forbidden)
             }
             guard let appKey = form["app_key"], let secret = form["master_secret"], RandomToken.isWellFormed(appKey),
                 let credentials = try await self.credentials(appKey), credentials.role(of: secret, at: self.gate.now()) == .master
             else {
+                try await self.record(.signInFailed, by: .masterSecret, from: address)
                 return try await self.form(
                     request, error: "The app key and master secret do not match.", appKey: form["app_key"], status: .unauthorized)
             }
-            (who, home) = (.app(credentials.app.id), "/console/app/\(credentials.app.appKey)")
+            (who, home, appID) = (.app(credentials.app.id), "/console/app/\(credentials.app.appKey)", credentials.app.id)
         }
         let started: (token: String, session: ConsoleSession)
         do { started = try await self.gate.sessions.start(who, now: self.gate.now()) } catch { throw ConsoleError.from(error) }
+        try await self.record(.signIn, by: started.session.actor, from: address, appID: appID)
         var response = PageRenderer.redirect(to: home)
         response.setCookie(self.gate.cookie(for: started.token, session: started.session))
         response.setCookie(self.gate.expired(Self.loginCookie))
         return response
+    }
+
+    /// The submitted email as the audit trail names a refused sign-in: lower-cased, at most 250 bytes (it may be
+    /// anything).
+    static func label(_ email: String) -> String {
+        String(decoding: email.lowercased().utf8.prefix(250), as: UTF8.self)
+    }
+
+    /// Who a refused attempt claimed to be: the submitted email as an account (id 0: not an account it proved), or the
+    /// credential the form carried.
+    private static func tried(_ form: FormFields, _ label: String?) -> AuditActor {
+        if let label { return .account(id: 0, email: label) }
+        return form["admin_token"] != nil ? .adminToken : .masterSecret
+    }
+
+    /// Records a sign-in, a refused one or a sign-out (never the password, secret, token or code).
+    private func record(
+        _ action: AuditAction, by actor: AuditActor, from address: String, appID: Int64? = nil, details reason: String? = nil
+    ) async throws {
+        let entry = AuditEntry(
+            appID: appID, actor: actor, address: address, action: action, subject: actor.label,
+            details: reason.map { .object([.init("reason", .string($0))]) })
+        do { try await self.audit.record(entry) } catch { throw ConsoleError.from(error) }
     }
 
     /// The account `email` names, when `password` is its password and, with TOTP on, `code` a code not used before;
@@ -137,7 +169,8 @@ struct LoginController: Sendable {
             }
         }
         if let hash = found.passwordHash, hash.needsUpgrade {
-            try? await self.accounts.setPassword(accountID: found.accountID, await PasswordHasher.hash(password))
+            try? await self.accounts.setPassword(
+                accountID: found.accountID, email: try EmailAddress(found.email), await PasswordHasher.hash(password), by: nil)
         }
         return found
     }
@@ -146,9 +179,10 @@ struct LoginController: Sendable {
         do { return try await self.apps.credentials(appKey: appKey, serverKey: self.serverKey) } catch { throw ConsoleError.unavailable }
     }
 
-    private func logout(_ request: Request) async throws -> Response {
+    private func logout(_ request: Request, from address: String) async throws -> Response {
         let user = try await self.gate.signedIn(request)
         _ = try await self.gate.form(request, of: user)
+        try await self.record(.signOut, by: user.session.actor, from: address, appID: user.session.appID)
         do { try await self.gate.sessions.end(token: user.token) } catch { throw ConsoleError.from(error) }
         var response = PageRenderer.redirect(to: "/console/login")
         response.setCookie(self.gate.expired(ConsoleGate.sessionCookie))

@@ -38,6 +38,7 @@ struct AccountPage: Sendable {
         let (user, account) = try await self.account(request)
         let form = try await self.gate.form(request, of: user)
         let email = try EmailAddress(account.email)
+        let origin = self.gate.origin(of: user, request, context)
         do {
             switch context.parameters.get("action") {
             case "password":
@@ -46,19 +47,19 @@ struct AccountPage: Sendable {
                     return try await self.page(user, account, error: "The current password is not right.")
                 }
                 let new = try Password.checked(form.raw("new") ?? "")
-                try await self.accounts.setPassword(accountID: account.id, await PasswordHasher.hash(new))
+                try await self.accounts.setPassword(accountID: account.id, email: email, await PasswordHasher.hash(new), by: origin)
                 return try await self.page(user, account, notice: "Your password is changed.")
             case "totp-enroll":
-                try await self.accounts.enrollTOTP(accountID: account.id, email: email, TOTP.generate(), serverKey: self.serverKey)
+                try await self.accounts.enrollTOTP(accountID: account.id, email: email, TOTP.generate(), serverKey: self.serverKey, by: origin)
                 return try await self.page(user, account)
             case "totp-confirm":
                 guard let totp = try await self.accounts.pendingTOTP(accountID: account.id, email: email, serverKey: self.serverKey),
                     let step = totp.acceptedStep(for: form["code"] ?? "", at: self.gate.now(), after: nil),
-                    try await self.accounts.confirmTOTP(accountID: account.id, step: step)
+                    try await self.accounts.confirmTOTP(accountID: account.id, email: email, step: step, by: origin)
                 else { return try await self.page(user, account, error: "That code is not right. Try the next one your app shows.") }
                 return try await self.page(user, account, notice: "Your authenticator is on: sign-in now asks for its code.")
             case "totp-disable":
-                try await self.accounts.disableTOTP(accountID: account.id)
+                try await self.accounts.disableTOTP(accountID: account.id, email: email, by: origin)
                 return try await self.page(user, account, notice: "Your authenticator is off.")
             default:
                 throw ConsoleError.notFound

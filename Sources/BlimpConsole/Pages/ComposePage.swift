@@ -15,6 +15,7 @@ struct ComposePage: Sendable {
     let gate: ConsoleGate
     let intake: PushIntake
     let schedules: ScheduleStore
+    let audit: AuditLog
     let dispatch: DispatchStore
     let types: LiveActivityTypeStore
     let checks: LiveActivityChecks
@@ -130,7 +131,12 @@ struct ComposePage: Sendable {
             switch scheduleForm.schedule(of: push, now: now) {
             case .failure(let errors): return refused(errors.byField)
             case .success(let schedule):
-                do { _ = try await self.schedules.create([schedule], appID: scope.app.id, now: now) } catch { throw ConsoleError.from(error) }
+                do {
+                    let ids = try await self.schedules.create([schedule], appID: scope.app.id, now: now)
+                    try await self.audit.record(ids.map {
+                        scope.origin.entry(appID: scope.app.id, .scheduleCreated, subject: $0.lowercaseString, details: schedule.auditDetails)
+                    })
+                } catch { throw ConsoleError.from(error) }
                 return PageRenderer.redirect(to: "/console/app/\(scope.app.appKey)/schedules")
             }
         default:
@@ -140,7 +146,9 @@ struct ComposePage: Sendable {
         let acceptance: PushAcceptance
         do {
             acceptance = try await self.intake.accept(
-                PushSubmission(appID: scope.app.id, pushes: [push], idempotencyKey: "console:" + form.idempotencyKey, broadcastChannels: channels))
+                PushSubmission(
+                    appID: scope.app.id, pushes: [push], idempotencyKey: "console:" + form.idempotencyKey, broadcastChannels: channels,
+                    origin: scope.origin))
         } catch { throw ConsoleError.from(error) }
         switch acceptance {
         case .accepted(_, let pushIDs):

@@ -49,15 +49,15 @@ struct PeoplePage: Sendable {
             case "add":
                 let role = try ConsoleRole(named: form["role"] ?? "")
                 let password = Password.generate()
-                let added = try await self.accounts.add(email: email, appKey: scope.app.appKey, role: role) { await PasswordHasher.hash(password) }
+                let added = try await self.accounts.add(email: email, appKey: scope.app.appKey, role: role, by: scope.origin) { await PasswordHasher.hash(password) }
                 guard added.created else { return try await self.page(scope, notice: "\(email) can now sign in to this app as \(role.rawValue).") }
                 return try await self.page(scope, password: View.Secret(email: email.value, value: password))
             case "role":
                 let role = try ConsoleRole(named: form["role"] ?? "")
-                let changed = try await self.accounts.setRole(email: email, appKey: scope.app.appKey, role: role)
+                let changed = try await self.accounts.setRole(email: email, appKey: scope.app.appKey, role: role, by: scope.origin)
                 return try await self.page(scope, notice: changed ? "\(email) is now \(role.rawValue); their sessions have ended." : "\(email) has no role here.")
             case "remove":
-                let removed = try await self.accounts.remove(email: email, appKey: scope.app.appKey)
+                let removed = try await self.accounts.remove(email: email, appKey: scope.app.appKey, by: scope.origin)
                 return try await self.page(scope, notice: removed ? "\(email) is removed from this app." : "\(email) has no role here.")
             default:
                 throw ConsoleError.notFound

@@ -92,7 +92,7 @@ struct PushPage: Sendable {
         _ = try await self.gate.form(request, of: scope.user)
         let report = try await self.report(scope, context)
         let outcome: PushControl.Outcome
-        do { outcome = try await self.control.cancel(report.pushID, appID: scope.app.id) } catch { throw ConsoleError.from(error) }
+        do { outcome = try await self.control.cancel(report.pushID, appID: scope.app.id, by: scope.origin) } catch { throw ConsoleError.from(error) }
         if case .notAllowed(let state) = outcome {
             return try await self.show(request, context, notice: "The push cannot be cancelled: it is \(state.rawValue).")
         }

@@ -30,6 +30,7 @@ struct PageRenderer: Sendable {
         "live-activity-types": LiveActivityTypesPage.template,
         "apps": AppsPage.template,
         "app": AppPage.template,
+        "audit": AuditPage.template,
         "people": PeoplePage.template,
         "account": AccountPage.template,
     ]

@@ -27,21 +27,24 @@ public struct AccountSignIn: Sendable {
 
 /// Console accounts and their roles per app (`accounts`, `account_roles`). A change of a person's roles deletes their
 /// console sessions in the same transaction, so it takes effect at their next request on every replica. TOTP
-/// secrets are sealed under the server key, bound to the email (``SealedSecret/totpSecret(email:)``).
+/// secrets are sealed under the server key, bound to the email (``SealedSecret/totpSecret(email:)``). Every change is
+/// recorded in the audit trail by whoever made it, in the change's transaction.
 public struct AccountStore: Sendable {
     let client: PostgresClient
     let logger: Logger
+    let now: @Sendable () -> Date
 
-    public init(client: PostgresClient, logger: Logger) {
+    public init(client: PostgresClient, logger: Logger, now: @escaping @Sendable () -> Date = Date.init) {
         self.client = client
         self.logger = logger
+        self.now = now
     }
 
     /// Gives `email` `role` in the app, creating the account with `passwordHash` when there is none (an existing
     /// account keeps its password). Returns the account's id and whether it was created; a person who already holds a
     /// role in the app is ``StoreError/invalid(_:)``, an unknown app ``StoreError/noSuchApp``.
     public func add(
-        email: EmailAddress, appKey: String, role: ConsoleRole, passwordHash: @Sendable () async -> PasswordHash
+        email: EmailAddress, appKey: String, role: ConsoleRole, by origin: AuditOrigin, passwordHash: @Sendable () async -> PasswordHash
     ) async throws(StoreError) -> (accountID: Int64, created: Bool) {
         guard let appID = try await self.appID(appKey) else { throw .noSuchApp }
         let existing = try await self.accountID(email)
@@ -59,9 +62,8 @@ public struct AccountStore: Sendable {
                     accountID = try await rows.decode(Int64.self).array().first
                     created = accountID != nil
                 }
-                guard let accountID = try await accountID.asyncOr({ try await self.accountID(email, on: connection) }) else {
-                    throw StoreError.notFound
-                }
+                if accountID == nil { accountID = try await self.accountID(email, on: connection) }  // created meanwhile
+                guard let accountID else { throw StoreError.notFound }
                 let granted = try await connection.query(
                     """
                     INSERT INTO account_roles (account_id, app_id, role) VALUES (\(accountID), \(appID), \(role.rawValue))
@@ -69,6 +71,8 @@ public struct AccountStore: Sendable {
                     """, logger: self.logger
                 ).decode(Int.self).array()
                 guard !granted.isEmpty else { throw StoreError.invalid("\(email) already has a role in this app") }
+                try await self.record(
+                    created ? .accountCreated : .accountRoleChanged, email, appID: appID, by: origin, details: Self.role(role), on: connection)
                 return (accountID, created)
             }
         }
@@ -98,41 +102,47 @@ public struct AccountStore: Sendable {
 
     /// Removes the person from the app with `appKey`, or, with `nil`, deletes the account; their console sessions
     /// end in the same transaction. `false` when there was no such person (in that app).
-    public func remove(email: EmailAddress, appKey: String? = nil) async throws(StoreError) -> Bool {
+    public func remove(email: EmailAddress, appKey: String? = nil, by origin: AuditOrigin) async throws(StoreError) -> Bool {
         try await StoreError.mapping {
             try await self.client.withTransaction(logger: self.logger) { connection in
-                let removed: [Int64]
+                let removed: [(Int64, Int64?)]
                 if let appKey {
                     removed = try await connection.query(
                         """
                         DELETE FROM account_roles r USING accounts a, apps
                         WHERE r.account_id = a.id AND r.app_id = apps.id AND a.email = \(email.value) AND apps.app_key = \(appKey)
-                        RETURNING r.account_id
+                        RETURNING r.account_id, r.app_id
                         """, logger: self.logger
-                    ).decode(Int64.self).array()
+                    ).decode((Int64, Int64?).self).array()
                 } else {
                     removed = try await connection.query(
-                        "DELETE FROM accounts WHERE email = \(email.value) RETURNING id", logger: self.logger
-                    ).decode(Int64.self).array()
+                        "DELETE FROM accounts WHERE email = \(email.value) RETURNING id, NULL::bigint", logger: self.logger
+                    ).decode((Int64, Int64?).self).array()
                 }
-                for id in removed { try await Self.endSessions(of: id, on: connection, logger: self.logger) }
+                for (id, appID) in removed {
+                    try await Self.endSessions(of: id, on: connection, logger: self.logger)
+                    try await self.record(.accountRemoved, email, appID: appID, by: origin, on: connection)
+                }
                 return !removed.isEmpty
             }
         }
     }
 
     /// Changes the person's role in the app and ends their console sessions; `false` when they hold none there.
-    public func setRole(email: EmailAddress, appKey: String, role: ConsoleRole) async throws(StoreError) -> Bool {
+    public func setRole(email: EmailAddress, appKey: String, role: ConsoleRole, by origin: AuditOrigin) async throws(StoreError) -> Bool {
         try await StoreError.mapping {
             try await self.client.withTransaction(logger: self.logger) { connection in
                 let changed = try await connection.query(
                     """
                     UPDATE account_roles r SET role = \(role.rawValue) FROM accounts a, apps
                     WHERE r.account_id = a.id AND r.app_id = apps.id AND a.email = \(email.value) AND apps.app_key = \(appKey)
-                    RETURNING r.account_id
+                    RETURNING r.account_id, r.app_id
                     """, logger: self.logger
-                ).decode(Int64.self).array()
-                for id in changed { try await Self.endSessions(of: id, on: connection, logger: self.logger) }
+                ).decode((Int64, Int64).self).array()
+                for (id, appID) in changed {
+                    try await Self.endSessions(of: id, on: connection, logger: self.logger)
+                    try await self.record(.accountRoleChanged, email, appID: appID, by: origin, details: Self.role(role), on: connection)
+                }
                 return !changed.isEmpty
             }
         }
@@ -187,22 +197,25 @@ public struct AccountStore: Sendable {
         }
     }
 
-    /// Replaces the account's password hash (a change of password, or a stronger hash at sign-in).
-    public func setPassword(accountID: Int64, _ hash: PasswordHash) async throws(StoreError) {
-        try await StoreError.mapping {
-            _ = try await self.client.query(
-                "UPDATE accounts SET password_hash = \(hash.description) WHERE id = \(accountID)", logger: self.logger)
+    /// Replaces the account's password hash: a change of password, recorded as made by `origin`, or, with `nil`, a
+    /// stronger hash of the same password at sign-in.
+    public func setPassword(accountID: Int64, email: EmailAddress, _ hash: PasswordHash, by origin: AuditOrigin?) async throws(StoreError) {
+        try await self.changing(accountID, email, .accountPasswordChanged, by: origin) { connection in
+            try await connection.query(
+                "UPDATE accounts SET password_hash = \(hash.description) WHERE id = \(accountID) RETURNING 1", logger: self.logger)
         }
     }
 
     /// Stores a new, unconfirmed TOTP secret for the account (sign-in asks for no code until it is confirmed).
-    public func enrollTOTP(accountID: Int64, email: EmailAddress, _ totp: TOTP, serverKey: ServerKey) async throws(StoreError) {
+    public func enrollTOTP(
+        accountID: Int64, email: EmailAddress, _ totp: TOTP, serverKey: ServerKey, by origin: AuditOrigin
+    ) async throws(StoreError) {
         let sealed = serverKey.seal(Data(totp.secret), boundTo: SealedSecret.totpSecret(email: email.value).context)
-        try await StoreError.mapping {
-            _ = try await self.client.query(
+        try await self.changing(accountID, email, .accountTOTPChanged, by: origin, details: Self.totp("pending")) { connection in
+            try await connection.query(
                 """
                 UPDATE accounts SET totp_secret_sealed = \(ByteBuffer(bytes: sealed)), totp_confirmed = false, totp_last_step = NULL
-                WHERE id = \(accountID)
+                WHERE id = \(accountID) RETURNING 1
                 """, logger: self.logger)
         }
     }
@@ -219,25 +232,53 @@ public struct AccountStore: Sendable {
 
     /// Turns the pending TOTP secret on, `step` (the code the person typed) recorded as used; `false` when nothing
     /// was pending.
-    public func confirmTOTP(accountID: Int64, step: Int64) async throws(StoreError) -> Bool {
-        try await StoreError.mapping {
-            try await !self.client.query(
+    public func confirmTOTP(accountID: Int64, email: EmailAddress, step: Int64, by origin: AuditOrigin) async throws(StoreError) -> Bool {
+        try await self.changing(accountID, email, .accountTOTPChanged, by: origin, details: Self.totp("on")) { connection in
+            try await connection.query(
                 """
                 UPDATE accounts SET totp_confirmed = true, totp_last_step = \(step)
                 WHERE id = \(accountID) AND totp_secret_sealed IS NOT NULL AND NOT totp_confirmed RETURNING 1
-                """, logger: self.logger
-            ).decode(Int.self).array().isEmpty
+                """, logger: self.logger)
         }
     }
 
     /// Turns the account's second factor off.
-    public func disableTOTP(accountID: Int64) async throws(StoreError) {
-        try await StoreError.mapping {
-            _ = try await self.client.query(
-                "UPDATE accounts SET totp_secret_sealed = NULL, totp_confirmed = false, totp_last_step = NULL WHERE id = \(accountID)",
+    public func disableTOTP(accountID: Int64, email: EmailAddress, by origin: AuditOrigin) async throws(StoreError) {
+        try await self.changing(accountID, email, .accountTOTPChanged, by: origin, details: Self.totp("off")) { connection in
+            try await connection.query(
+                "UPDATE accounts SET totp_secret_sealed = NULL, totp_confirmed = false, totp_last_step = NULL WHERE id = \(accountID) RETURNING 1",
                 logger: self.logger)
         }
     }
+
+    /// Runs `update` (a statement returning a row per account changed) and, when it changed the account, records
+    /// `action` by `origin` (if any), in one transaction; whether it changed it.
+    @discardableResult
+    private func changing(
+        _ accountID: Int64, _ email: EmailAddress, _ action: AuditAction, by origin: AuditOrigin?, details: RawJSON? = nil,
+        _ update: @escaping @Sendable (PostgresConnection) async throws -> PostgresRowSequence
+    ) async throws(StoreError) -> Bool {
+        try await StoreError.mapping {
+            try await self.client.withTransaction(logger: self.logger) { connection in
+                var changed = false
+                for try await _ in try await update(connection) { changed = true }
+                if changed, let origin { try await self.record(action, email, appID: nil, by: origin, details: details, on: connection) }
+                return changed
+            }
+        }
+    }
+
+    private func record(
+        _ action: AuditAction, _ email: EmailAddress, appID: Int64?, by origin: AuditOrigin, details: RawJSON? = nil,
+        on connection: PostgresConnection
+    ) async throws {
+        let entry = AuditEntry(
+            appID: appID, actor: origin.actor, address: origin.address, action: action, subject: email.value, details: details)
+        try await AuditLog.record([entry], at: self.now(), on: connection, logger: self.logger)
+    }
+
+    private static func role(_ role: ConsoleRole) -> RawJSON { .object([.init("role", .string(role.rawValue))]) }
+    private static func totp(_ state: String) -> RawJSON { .object([.init("totp", .string(state))]) }
 
     private func appID(_ appKey: String) async throws(StoreError) -> Int64? {
         try await StoreError.mapping {
@@ -268,10 +309,3 @@ public struct AccountStore: Sendable {
     }
 }
 
-extension Optional where Wrapped: Sendable {
-    /// The value, or what `fallback` finds.
-    fileprivate func asyncOr(_ fallback: () async throws -> Wrapped?) async rethrows -> Wrapped? {
-        if let self { return self }
-        return try await fallback()
-    }
-}

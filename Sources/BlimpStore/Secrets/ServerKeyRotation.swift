@@ -29,12 +29,20 @@ public struct ServerKeyRotation: Sendable {
         try await self.run(resealing: false)
     }
 
-    /// Seals under the current key every secret only the previous key opens, and returns the count as it was found.
-    /// Refuses, changing nothing, when any secret opens with neither key.
-    public func rotate() async throws(ServerKeyRotationError) -> SealedSecretCount {
+    /// Seals under the current key every secret only the previous key opens, and returns the count as it was found;
+    /// records a deployment-level `credential.changed` (`server_key`) entry by `origin`, with how many were sealed
+    /// again. Refuses, changing nothing, when any secret opens with neither key.
+    public func rotate(by origin: AuditOrigin = .commandLine) async throws(ServerKeyRotationError) -> SealedSecretCount {
         let found = try await self.check()
         guard found.unopenable.isEmpty else { throw .unopenable(found.unopenable) }
-        return try await self.run(resealing: true)
+        let count = try await self.run(resealing: true)
+        do {
+            try await AuditLog(client: self.client, logger: self.logger).record(
+                origin.credentialChanged(appID: nil, .serverKey, details: .object([.init("resealed", .integer(Int64(count.previous)))])))
+        } catch {
+            throw .store(error)
+        }
+        return count
     }
 
     private func run(resealing: Bool) async throws(ServerKeyRotationError) -> SealedSecretCount {
