@@ -672,14 +672,14 @@ CREATE TABLE accounts (
     created_at         timestamptz NOT NULL DEFAULT now()
 );
 -- A person's role in an app: viewer (reads every page), sender (also sends, schedules and cancels), admin (also the
--- app's credentials, API tokens and accounts). Keyed by app first, like every tenant table (docs/scaling.md).
+-- app's credentials, API tokens and accounts). Keyed by app first, like every tenant table (docs/scaling.md); a
+-- person's own roles are few, so reading them by account_id needs no index of its own.
 CREATE TABLE account_roles (
     account_id bigint NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
     app_id     bigint NOT NULL REFERENCES apps (id) ON DELETE CASCADE,
     role       text NOT NULL CHECK (role IN ('viewer', 'sender', 'admin')),
     PRIMARY KEY (app_id, account_id)
 );
-CREATE INDEX account_roles_by_account ON account_roles (account_id);
 -- An account's sessions end with the account (and AccountStore deletes them when a role changes); an admin session
 -- keeps the digest of the admin token it signed in with, so rotating BLIMP_ADMIN_TOKEN ends it.
 ALTER TABLE console_sessions ADD COLUMN account_id bigint REFERENCES accounts (id) ON DELETE CASCADE;
