@@ -654,7 +654,6 @@ CREATE INDEX audit_events_by_actor ON audit_events (actor_label, at DESC, id DES
 -- A stable id for each server API token, so that the trail names a token by name and id (a token revoked and issued
 -- again under the same name is another token).
 ALTER TABLE api_tokens ADD COLUMN token_id uuid NOT NULL DEFAULT gen_random_uuid();
-CREATE UNIQUE INDEX api_tokens_by_id ON api_tokens (token_id);
 
 -- version 21: console accounts
 -- People who sign in to the console as themselves. The email is stored lower-cased, so it is unique whatever its

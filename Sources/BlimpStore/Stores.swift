@@ -32,14 +32,14 @@ public struct Stores: Sendable {
         client: PostgresClient, logger: Logger, preparedStatements: Bool = true, now: @escaping @Sendable () -> Date = Date.init
     ) {
         self.client = client
-        self.apps = AppStore(client: client, logger: logger)
+        self.apps = AppStore(client: client, logger: logger, now: now)
         self.nonces = NonceLedger(client: client, logger: logger)
         self.secrets = DeploymentSecrets(client: client, logger: logger)
         self.channels = ChannelStore(client: client, logger: logger, preparedStatements: preparedStatements, now: now)
         self.namedUsers = NamedUserStore(channels: self.channels)
         self.intake = PushIntake(client: client, logger: logger, now: now)
         self.reports = PushReports(client: client, logger: logger)
-        self.control = PushControl(client: client, logger: logger)
+        self.control = PushControl(client: client, logger: logger, now: now)
         self.dispatch = DispatchStore(client: client, logger: logger)
         self.console = ConsoleStore(client: client, logger: logger)
         self.sessions = ConsoleSessions(client: client, logger: logger)

@@ -57,7 +57,7 @@ enum AppListing {
     }
 
     static func table(_ tokens: [APITokenInfo]) -> String {
-        Self.table(header: ["NAME", "CREATED"], rows: tokens.map { [$0.name, $0.createdAt.formatted(.iso8601)] })
+        Self.table(header: ["NAME", "CREATED", "ID"], rows: tokens.map { [$0.name, $0.createdAt.formatted(.iso8601), $0.id.lowercaseString] })
     }
 
     static func table(_ accounts: [AccountListing]) -> String {

@@ -8,10 +8,13 @@ import PostgresNIO
 public struct PushControl: Sendable {
     let client: PostgresClient
     let logger: Logger
+    /// The clock the audit trail's entries are stamped by.
+    let now: @Sendable () -> Date
 
-    public init(client: PostgresClient, logger: Logger) {
+    public init(client: PostgresClient, logger: Logger, now: @escaping @Sendable () -> Date = Date.init) {
         self.client = client
         self.logger = logger
+        self.now = now
     }
 
     /// Whether the change was made; otherwise the state that forbids it.
@@ -73,7 +76,8 @@ public struct PushControl: Sendable {
         _ pushID: UUID, appID: Int64, allowedFrom states: Set<PushState>, recording entry: AuditEntry,
         _ body: @escaping @Sendable (PostgresConnection) async throws -> Void
     ) async throws(StoreError) -> Outcome {
-        try await StoreError.mapping {
+        let at = self.now()
+        return try await StoreError.mapping {
             try await self.client.withTransaction(logger: self.logger) { connection -> Outcome in
                 let rows = try await connection.query(
                     "SELECT state FROM pushes WHERE app_id = \(appID) AND push_id = \(pushID) FOR UPDATE", logger: self.logger
@@ -82,7 +86,7 @@ public struct PushControl: Sendable {
                 guard let state = PushState(rawValue: text) else { throw StoreError.database(reason: "unknown push state \(text)") }
                 guard states.contains(state) else { return .notAllowed(state) }
                 try await body(connection)
-                try await AuditLog.record([entry], at: Date(), on: connection, logger: self.logger)
+                try await AuditLog.record([entry], at: at, on: connection, logger: self.logger)
                 return .changed
             }
         }
