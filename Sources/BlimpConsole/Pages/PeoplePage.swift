@@ -23,6 +23,8 @@ struct PeoplePage: Sendable {
         struct Secret: Sendable { let email: String, value: String }
 
         let action: String
+        /// The app's credentials and API tokens page, which its admins may open too.
+        let credentialsLink: String
         let people: [Person]
         let hasPeople: Bool
         let roles: [Choice]
@@ -77,7 +79,7 @@ struct PeoplePage: Sendable {
         let people: [AccountListing]
         do { people = try await self.accounts.list(appKey: scope.app.appKey) } catch { throw ConsoleError.from(error) }
         let view = View(
-            action: "/console/app/\(scope.app.appKey)/people",
+            action: "/console/app/\(scope.app.appKey)/people", credentialsLink: "/console/apps/\(scope.app.appKey)",
             people: people.map { person in
                 View.Person(
                     email: person.email, role: person.role?.rawValue ?? "",
@@ -98,7 +100,8 @@ struct PeoplePage: Sendable {
         {{#notice}}<p id="notice" class="notice" role="status">{{notice}}</p>{{/notice}}
         {{#error}}<p id="error" class="alert" role="alert">{{error}}</p>{{/error}}
         <p class="muted">A viewer reads every page; a sender also composes, sends, schedules and cancels; an admin also manages the
-          app's credentials, API tokens and people. Changing a role or removing a person ends their sessions at once.</p>
+          app's credentials, API tokens and people. Changing a role or removing a person ends their sessions at once.
+          The app's credentials and API tokens: <a id="app-credentials-link" href="{{credentialsLink}}">on its app page</a>.</p>
         {{#hasPeople}}
         <div class="table-wrap"><table id="people"><thead><tr><th>Email</th><th>Role</th><th>Authenticator</th><th></th></tr></thead><tbody>
         {{#people}}<tr class="person">

@@ -24,6 +24,7 @@ struct Navigation: Sendable {
     let inCompose: Bool
     let inAudit: Bool
     let inApps: Bool
+    let inPeople: Bool
     /// Whether the person may send, schedule and cancel in this app (pages hide those forms otherwise).
     let maySend: Bool
     /// Whether the person may manage this app's credentials, tokens and people.
@@ -51,5 +52,6 @@ struct Navigation: Sendable {
         self.inCompose = section == .compose
         self.inAudit = section == .audit
         self.inApps = section == .apps
+        self.inPeople = section == .people
     }
 }
