@@ -119,6 +119,9 @@ import Testing
             #expect(records.last?.entry.details?["name"] == .string("ci"))
             let created = try await log.list(.deployment, filter: AuditFilter(action: .appCreated), limit: 10).records
             #expect(created.map(\.entry.subject).contains(app.appKey))
+            try await store.setDeviceAssociation(false, appKey: app.appKey)
+            let changed = try await log.list(.app(app.id), filter: AuditFilter(action: .appChanged), limit: 10).records
+            #expect(changed.map(\.entry.details) == [.object([.init("device_association", .bool(false))])])
 
             let rows = try await client.query("SELECT string_agg(audit_events::text, ' ') FROM audit_events", logger: TestDatabase.logger)
                 .decode(String?.self).reduce(into: "") { $0 += $1 ?? "" }

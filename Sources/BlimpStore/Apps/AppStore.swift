@@ -171,8 +171,10 @@ public struct AppStore: Sendable {
     }
 
     /// Allows or forbids the SDK's identify call to associate a device's channel with a named user.
-    public func setDeviceAssociation(_ allowed: Bool, appKey: String) async throws(StoreError) {
-        try await self.updateOne("UPDATE apps SET device_association = \(allowed) WHERE app_key = \(appKey) RETURNING 1")
+    public func setDeviceAssociation(_ allowed: Bool, appKey: String, by origin: AuditOrigin = .commandLine) async throws(StoreError) {
+        try await self.updateOne(
+            "UPDATE apps SET device_association = \(allowed) WHERE app_key = \(appKey) RETURNING id",
+            recording: { origin.entry(appID: $0, .appChanged, subject: appKey, details: .object([.init("device_association", .bool(allowed))])) })
     }
 
     /// Issues a bearer token for the app's server API under `name` (unique in the app) and returns it; only its
@@ -266,7 +268,9 @@ public struct AppStore: Sendable {
     /// Sets how late the app's schedules may still fire after Blimp was down (seconds), and the time zone of its
     /// channels without a valid one for local-time schedules; each when given. A zone PostgreSQL does not know is
     /// `.invalid`.
-    public func setScheduling(graceSeconds: Int?, defaultTimeZone: String?, appKey: String) async throws(StoreError) {
+    public func setScheduling(
+        graceSeconds: Int?, defaultTimeZone: String?, appKey: String, by origin: AuditOrigin = .commandLine
+    ) async throws(StoreError) {
         if let zone = defaultTimeZone {
             let known = try await StoreError.mapping {
                 try await self.client.query("SELECT 1 FROM time_zones WHERE name = \(zone)", logger: self.logger).decode(Int.self).array()
@@ -277,20 +281,31 @@ public struct AppStore: Sendable {
             """
             UPDATE apps SET schedule_grace_seconds = coalesce(\(graceSeconds), schedule_grace_seconds),
                             default_time_zone = coalesce(\(defaultTimeZone), default_time_zone)
-            WHERE app_key = \(appKey) RETURNING 1
-            """
-        )
+            WHERE app_key = \(appKey) RETURNING id
+            """,
+            recording: { appID in
+                var details: [RawJSON.Member] = []
+                if let graceSeconds { details.append(.init("schedule_grace_seconds", .integer(Int64(graceSeconds)))) }
+                if let defaultTimeZone { details.append(.init("default_time_zone", .string(defaultTimeZone))) }
+                return origin.entry(appID: appID, .appChanged, subject: appKey, details: .object(details))
+            })
     }
 
     /// Sets the app's Live Activity budgets.
-    public func setBudget(_ budget: PriorityBudget, appKey: String) async throws(StoreError) {
+    public func setBudget(_ budget: PriorityBudget, appKey: String, by origin: AuditOrigin = .commandLine) async throws(StoreError) {
         try await self.updateOne(
             """
             UPDATE apps SET priority_budget = \(budget.perHour), frequent_priority_budget = \(budget.frequentPerHour),
                             start_budget = \(budget.startsPerHour)
-            WHERE app_key = \(appKey) RETURNING 1
-            """
-        )
+            WHERE app_key = \(appKey) RETURNING id
+            """,
+            recording: { appID in
+                origin.entry(appID: appID, .appChanged, subject: appKey, details: .object([
+                    .init("priority_budget", .integer(Int64(budget.perHour))),
+                    .init("frequent_priority_budget", .integer(Int64(budget.frequentPerHour))),
+                    .init("start_budget", .integer(Int64(budget.startsPerHour))),
+                ]))
+            })
     }
 
     /// The `.p8` key sealed in `sealed`, bound to the app's key.
@@ -325,14 +340,6 @@ public struct AppStore: Sendable {
     /// A secret's digest, as stored.
     private static func digest(of secret: String) -> ByteBuffer {
         ByteBuffer(bytes: SecretDigest(of: secret).bytes)
-    }
-
-    /// Runs an `UPDATE … WHERE app_key = … RETURNING 1`; ``StoreError/noSuchApp`` when it changed no app.
-    private func updateOne(_ query: PostgresQuery) async throws(StoreError) {
-        let updated = try await self.mapErrors {
-            try await self.client.query(query, logger: self.logger).decode(Int.self).array().count
-        }
-        guard updated == 1 else { throw .noSuchApp }
     }
 
     /// Runs a change of one app that returns its id (`RETURNING id`) and records `entry` for it, in one transaction;
