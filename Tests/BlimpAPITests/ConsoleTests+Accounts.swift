@@ -1,8 +1,10 @@
+import BlimpCLI
 import BlimpCore
 import BlimpStore
 import BlimpTestSupport
 import Foundation
 import HTTPTypes
+import Hummingbird
 import HummingbirdTesting
 import Testing
 
@@ -184,6 +186,28 @@ extension ConsoleTests {
             let on = try await Self.post(client, "/console/account/totp-confirm", cookie: session, [("csrf", csrf), ("code", code)])
             #expect(on.status == .ok && on.text.contains("is on"))
             #expect(try await Self.signIn(client, email: "ann@example.com", password: "a brand new password").session == nil)
+        }
+    }
+
+    /// A replica started with a new `BLIMP_ADMIN_TOKEN` refuses sessions signed in with the old one; other sessions
+    /// go on.
+    @Test func rotatingTheAdminTokenEndsAdminSessions() async throws {
+        try await APIHarness.run(adminToken: Self.adminToken) { harness, client in
+            let admin = try #require(try await Self.signIn(client, [("admin_token", Self.adminToken)]).session)
+            let app = try await Self.signIn(client, harness.scores)
+            #expect(try await Self.get(client, "/console/apps", cookie: admin).status == .ok)
+            let configuration = APIConfiguration(
+                serverKey: harness.serverKey, publicURL: APIHarness.publicURL, limits: APIHarness.limits, now: { harness.clock.now })
+            let rotated = Application(
+                router: BlimpServer.buildRouter(
+                    database: harness.database, configuration: configuration, adminToken: "a-new-admin-token-0123456789",
+                    logger: TestDatabase.logger))
+            try await rotated.test(.router) { replica in
+                #expect(try await Self.get(replica, "/console/apps", cookie: admin).headers[.location] == "/console/login")
+                #expect(try await Self.get(replica, "/console/app/\(harness.scores.app.appKey)", cookie: app).status == .ok)
+                let signedIn = try await Self.signIn(replica, [("admin_token", "a-new-admin-token-0123456789")])
+                #expect(signedIn.session != nil)
+            }
         }
     }
 }
