@@ -34,6 +34,7 @@ let package = Package(
             name: "BlimpCore",
             dependencies: [
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
             ]
         ),
         // PostgreSQL: the schema, migrations and stores, in plain SQL.

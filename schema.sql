@@ -616,3 +616,71 @@ CREATE TABLE live_activity_types (
 -- The type of the name's last start the intake accepted: what an update or end of the name is checked against, and
 -- what counts the activities in flight under a type whose schema changes.
 ALTER TABLE activity_names ADD COLUMN attributes_type text;
+
+-- version 20: audit trail
+-- Who did what, kept for admins (`GET /api/audit`, the console's Audit pages): every push accepted and cancelled,
+-- every schedule, Live Activity type, broadcast channel, credential and account change, every sign-in. `app_id` NULL:
+-- a deployment-level entry (an admin's sign-in, an account change across apps, the server key). The actor is its
+-- kind, plus the account, the label people know it by (an email, a token's name) and an API token's stable id.
+-- `subject` names what was acted on (a push id, a schedule id, a credential's kind, a type's name, an email);
+-- `details` adds facts in JSON. Neither ever holds a secret. Entries outlive what they name: no foreign keys.
+CREATE TABLE audit_events (
+    id               bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    app_id           bigint,
+    at               timestamptz NOT NULL,
+    actor_kind       text NOT NULL CHECK (actor_kind IN ('account', 'api_token', 'master_secret', 'admin_token', 'command_line')),
+    actor_account_id bigint,
+    actor_label      text CHECK (octet_length(actor_label) <= 1024),
+    actor_token_id   uuid,
+    address          text CHECK (octet_length(address) <= 1024),
+    action           text NOT NULL CHECK (action IN (
+        'push.accepted', 'push.cancelled', 'push.retried',
+        'schedule.created', 'schedule.changed', 'schedule.paused', 'schedule.resumed', 'schedule.cancelled',
+        'live_activity_type.saved', 'live_activity_type.deleted',
+        'broadcast_channel.created', 'broadcast_channel.deleted',
+        'credential.changed', 'app.created', 'app.changed',
+        'account.created', 'account.removed', 'account.role_changed', 'account.password_changed', 'account.totp_changed',
+        'sign_in', 'sign_in_failed', 'sign_out')),
+    subject          text CHECK (octet_length(subject) <= 2048),
+    details          jsonb,
+    CHECK ((actor_kind = 'account') = (actor_account_id IS NOT NULL)),
+    CHECK ((actor_kind = 'api_token') = (actor_token_id IS NOT NULL))
+);
+-- An app's entries newest first (the listings page by (at, id) descending); the deployment's across apps likewise.
+CREATE INDEX audit_events_by_app ON audit_events (app_id, at DESC, id DESC);
+CREATE INDEX audit_events_by_time ON audit_events (at DESC, id DESC);
+-- An actor's entries by the label people know it by (an email, a token's name).
+CREATE INDEX audit_events_by_actor ON audit_events (actor_label, at DESC, id DESC) WHERE actor_label IS NOT NULL;
+-- A stable id for each server API token, so that the trail names a token by name and id (a token revoked and issued
+-- again under the same name is another token).
+ALTER TABLE api_tokens ADD COLUMN token_id uuid NOT NULL DEFAULT gen_random_uuid();
+
+-- version 21: console accounts
+-- People who sign in to the console as themselves. The email is stored lower-cased, so it is unique whatever its
+-- case. The password hash carries its scrypt parameters and salt (PasswordHash), so they can be raised later. The
+-- TOTP secret is sealed under the server key, bound to the email; `totp_confirmed` is set once the person has entered
+-- a code from their authenticator, and `totp_last_step` is the last time step accepted, so a code is never accepted
+-- twice, whichever replica sees it.
+CREATE TABLE accounts (
+    id                 bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    email              text NOT NULL UNIQUE CHECK (email = lower(email) AND octet_length(email) <= 254),
+    password_hash      text NOT NULL,
+    totp_secret_sealed bytea,
+    totp_confirmed     boolean NOT NULL DEFAULT false,
+    totp_last_step     bigint,
+    created_at         timestamptz NOT NULL DEFAULT now()
+);
+-- A person's role in an app: viewer (reads every page), sender (also sends, schedules and cancels), admin (also the
+-- app's credentials, API tokens and accounts). Keyed by app first, like every tenant table (docs/scaling.md); a
+-- person's own roles are few, so reading them by account_id needs no index of its own.
+CREATE TABLE account_roles (
+    account_id bigint NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
+    app_id     bigint NOT NULL REFERENCES apps (id) ON DELETE CASCADE,
+    role       text NOT NULL CHECK (role IN ('viewer', 'sender', 'admin')),
+    PRIMARY KEY (app_id, account_id)
+);
+-- An account's sessions end with the account (and AccountStore deletes them when a role changes); an admin session
+-- keeps the digest of the admin token it signed in with, so rotating BLIMP_ADMIN_TOKEN ends it.
+ALTER TABLE console_sessions ADD COLUMN account_id bigint REFERENCES accounts (id) ON DELETE CASCADE;
+ALTER TABLE console_sessions ADD COLUMN admin_token_sha256 bytea;
+CREATE INDEX console_sessions_by_account ON console_sessions (account_id) WHERE account_id IS NOT NULL;

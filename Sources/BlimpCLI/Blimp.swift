@@ -8,7 +8,7 @@ struct Blimp: AsyncParsableCommand {
         commandName: "blimp",
         abstract: "A self-hosted, Airship-compatible push service for iOS Live Activities.",
         subcommands: [
-            APICommand.self, WorkerCommand.self, MigrateCommand.self, AppsCommand.self, DevCommand.self, APNsSimCommand.self,
+            APICommand.self, WorkerCommand.self, MigrateCommand.self, AppsCommand.self, AccountsCommand.self, DevCommand.self, APNsSimCommand.self,
             SimulateDevicesCommand.self, PushCommand.self, SecretKeyCommand.self,
         ]
     )

@@ -25,18 +25,25 @@ public struct Console: Sendable {
     public func addRoutes(to router: Router<some RequestContext>) {
         let stores = self.stores
         let renderer = PageRenderer()
-        let gate = ConsoleGate(sessions: stores.sessions, apps: stores.apps, secureCookies: self.configuration.secureCookies, now: self.now)
+        let gate = ConsoleGate(
+            sessions: stores.sessions, apps: stores.apps, accounts: stores.accounts,
+            adminToken: self.configuration.adminToken.map { SecretDigest(of: $0) }, secureCookies: self.configuration.secureCookies,
+            clientAddress: self.configuration.clientAddress, now: self.now)
 
         let root = router.group("console").add(middleware: ConsoleMiddleware(renderer: renderer))
         ConsoleAssets.addRoutes(to: root)
         LoginController(
-            gate: gate, apps: stores.apps, serverKey: self.serverKey, adminToken: self.configuration.adminToken,
-            attempts: RateLimiter(self.configuration.signIns), clientAddress: self.configuration.clientAddress, renderer: renderer
+            gate: gate, apps: stores.apps, accounts: stores.accounts, audit: stores.audit, serverKey: self.serverKey, adminToken: self.configuration.adminToken,
+            masterSecretSignIn: self.configuration.masterSecretSignIn, attempts: RateLimiter(self.configuration.signIns),
+            clientAddress: self.configuration.clientAddress, renderer: renderer
         ).addRoutes(to: root)
+        AccountPage(gate: gate, accounts: stores.accounts, serverKey: self.serverKey, renderer: renderer).addRoutes(to: root)
         AppsPage(gate: gate, apps: stores.apps, serverKey: self.serverKey, renderer: renderer).addRoutes(to: root)
         AppPage(gate: gate, apps: stores.apps, serverKey: self.serverKey, renderer: renderer).addRoutes(to: root)
+        AuditPage(gate: gate, audit: stores.audit, apps: stores.apps, renderer: renderer).addRoutes(to: root)
 
         let app = root.group("app/:app")
+        PeoplePage(gate: gate, accounts: stores.accounts, renderer: renderer).addRoutes(to: app)
         OverviewPage(gate: gate, console: stores.console, renderer: renderer).addRoutes(to: app)
         ChannelsPage(gate: gate, console: stores.console, renderer: renderer).addRoutes(to: app)
         ChannelPage(gate: gate, channels: stores.channels, console: stores.console, renderer: renderer).addRoutes(to: app)
@@ -47,10 +54,11 @@ public struct Console: Sendable {
         PushPage(
             gate: gate, reports: stores.reports, control: stores.control, dispatch: stores.dispatch, renderer: renderer
         ).addRoutes(to: app)
-        SchedulesPage(gate: gate, schedules: stores.schedules, renderer: renderer).addRoutes(to: app)
+        SchedulesPage(gate: gate, schedules: stores.schedules, audit: stores.audit, renderer: renderer).addRoutes(to: app)
         LiveActivityTypesPage(gate: gate, types: stores.liveActivityTypes, renderer: renderer).addRoutes(to: app)
         ComposePage(
-            gate: gate, intake: stores.intake, schedules: stores.schedules, dispatch: stores.dispatch, types: stores.liveActivityTypes,
+            gate: gate, intake: stores.intake, schedules: stores.schedules, audit: stores.audit, dispatch: stores.dispatch,
+            types: stores.liveActivityTypes,
             checks: LiveActivityChecks(channels: stores.liveActivityChannels, types: stores.liveActivityTypes), renderer: renderer
         ).addRoutes(to: app)
     }

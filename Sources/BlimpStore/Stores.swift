@@ -20,9 +20,11 @@ public struct Stores: Sendable {
     public let dispatch: DispatchStore
     public let console: ConsoleStore
     public let sessions: ConsoleSessions
+    public let accounts: AccountStore
     public let liveActivityChannels: LiveActivityChannelStore
     public let schedules: ScheduleStore
     public let liveActivityTypes: LiveActivityTypeStore
+    public let audit: AuditLog
 
     /// With `preparedStatements` (not through a transaction pooler), the writes every device makes are prepared once
     /// per connection; `now` is the clock for lifetimes and acceptance times (tests inject their own).
@@ -30,19 +32,21 @@ public struct Stores: Sendable {
         client: PostgresClient, logger: Logger, preparedStatements: Bool = true, now: @escaping @Sendable () -> Date = Date.init
     ) {
         self.client = client
-        self.apps = AppStore(client: client, logger: logger)
+        self.apps = AppStore(client: client, logger: logger, now: now)
         self.nonces = NonceLedger(client: client, logger: logger)
         self.secrets = DeploymentSecrets(client: client, logger: logger)
         self.channels = ChannelStore(client: client, logger: logger, preparedStatements: preparedStatements, now: now)
         self.namedUsers = NamedUserStore(channels: self.channels)
         self.intake = PushIntake(client: client, logger: logger, now: now)
         self.reports = PushReports(client: client, logger: logger)
-        self.control = PushControl(client: client, logger: logger)
+        self.control = PushControl(client: client, logger: logger, now: now)
         self.dispatch = DispatchStore(client: client, logger: logger)
         self.console = ConsoleStore(client: client, logger: logger)
         self.sessions = ConsoleSessions(client: client, logger: logger)
+        self.accounts = AccountStore(client: client, logger: logger, now: now)
         self.liveActivityChannels = LiveActivityChannelStore(client: client, logger: logger)
         self.schedules = ScheduleStore(client: client, logger: logger)
         self.liveActivityTypes = LiveActivityTypeStore(client: client, logger: logger)
+        self.audit = AuditLog(client: client, logger: logger, now: now)
     }
 }

@@ -37,6 +37,7 @@ struct APIHarness {
         publicURL: String? = Self.publicURL,
         limits: APILimits = Self.limits,
         adminToken: String? = nil,
+        masterSecretSignIn: Bool = true,
         broadcastChannels: (any APNsBroadcastChannels)? = nil,
         _ body: @escaping @Sendable (APIHarness, any TestClientProtocol) async throws -> Void
     ) async throws {
@@ -53,7 +54,8 @@ struct APIHarness {
                 serverKey: serverKey, publicURL: publicURL, limits: limits, broadcastChannels: broadcastChannels, now: { harness.clock.now })
             let app = Application(
                 router: BlimpServer.buildRouter(
-                    database: database, configuration: configuration, adminToken: adminToken, logger: TestDatabase.logger)
+                    database: database, configuration: configuration, adminToken: adminToken, masterSecretSignIn: masterSecretSignIn,
+                    logger: TestDatabase.logger)
             )
             try await app.test(mode) { client in try await body(harness, client) }
         }

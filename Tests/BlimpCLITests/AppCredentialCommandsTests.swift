@@ -74,7 +74,7 @@ import Testing
                 #expect(privateKey.publicKey.isValidSignature(try key.privateKey.signature(for: message), for: message))
 
                 let none = try await BlimpProcess.run(["apps", "token", "list", "--app-key", appKey], environment: environment)
-                #expect(none.status == 0 && none.stdout == "NAME  CREATED\n", "\(none.stdout)\(none.stderr)")
+                #expect(none.status == 0 && none.stdout == "NAME  CREATED  ID\n", "\(none.stdout)\(none.stderr)")
                 let token = try await BlimpProcess.run(["apps", "token", "create", "--app-key", appKey, "--name", "ci"], environment: environment)
                 #expect(token.status == 0, "\(token.stderr)")
                 let table = try await BlimpProcess.run(["apps", "token", "list", "--app-key", appKey], environment: environment)

@@ -30,14 +30,21 @@ struct BlimpProcess {
     private let stdout = Pipe()
     private let stderr = Pipe()
 
-    /// Starts `blimp arguments…` with `environment` as its whole environment (plus PATH).
-    init(_ arguments: [String], environment: [String: String] = [:]) throws {
+    /// Starts `blimp arguments…` with `environment` as its whole environment (plus PATH), and `input`, when given, as
+    /// its whole standard input.
+    init(_ arguments: [String], environment: [String: String] = [:], input: String? = nil) throws {
         self.process.executableURL = Self.executable
         self.process.arguments = arguments
         self.process.environment = environment.merging(["PATH": "/usr/bin:/bin"]) { mine, _ in mine }
         self.process.standardOutput = self.stdout
         self.process.standardError = self.stderr
+        let stdin = input.map { _ in Pipe() }
+        if let stdin { self.process.standardInput = stdin }
         try self.process.run()
+        if let stdin, let input {
+            try stdin.fileHandleForWriting.write(contentsOf: Data(input.utf8))
+            try stdin.fileHandleForWriting.close()
+        }
     }
 
     /// Sends `signal` (SIGTERM by default).
@@ -89,8 +96,8 @@ struct BlimpProcess {
     }
 
     /// Runs `blimp arguments…` to completion.
-    static func run(_ arguments: [String], environment: [String: String] = [:]) async throws -> Result {
-        try await BlimpProcess(arguments, environment: environment).wait()
+    static func run(_ arguments: [String], environment: [String: String] = [:], input: String? = nil) async throws -> Result {
+        try await BlimpProcess(arguments, environment: environment, input: input).wait()
     }
 }
 

@@ -98,8 +98,8 @@ import Testing
             #expect(report.state == .failed && report.failureReason == "database gone")
 
             let control = PushControl(client: harness.database, logger: TestDatabase.logger)
-            #expect(try await control.retry(pushID, appID: harness.app.id) == .changed)
-            #expect(try await control.cancel(pushID, appID: harness.app.id) == .notAllowed(.sending))
+            #expect(try await control.retry(pushID, appID: harness.app.id, by: .commandLine) == .changed)
+            #expect(try await control.cancel(pushID, appID: harness.app.id, by: .commandLine) == .notAllowed(.sending))
             let delivered = try #require(try await harness.deliver([pushID]).first)
             #expect(delivered.state == .done && delivered.counts.sent == 2, "\(delivered.counts)")
         }

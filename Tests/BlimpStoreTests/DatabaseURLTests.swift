@@ -86,7 +86,7 @@ import Testing
                 "push_to_start_tokens", "pushes", "push_parts", "activity_names", "push_requests", "api_tokens", "delivery_outcomes",
                 "dispatch_turns", "used_nonces", "console_sessions", "send_tallies", "app_rollups", "activity_name_rollups",
                 "deployment_leases", "deployment_secrets", "awaiting_activities", "held_releases", "live_activity_channels",
-                "time_zones", "schedules", "schedule_firings", "live_activity_types",
+                "time_zones", "schedules", "schedule_firings", "live_activity_types", "audit_events", "accounts", "account_roles",
             ]
         )
     }

@@ -25,13 +25,29 @@ enum Paging {
     static func answer(
         _ members: [RawJSON.Member], next start: UUID?, path: String, limit: Int, base: String
     ) -> Response {
+        Self.answer(members, next: start?.lowercaseString, path: path, limit: limit, base: base)
+    }
+
+    /// The answer with `members`, and when there is a next page (`start` its first key), its URL under `path`,
+    /// carrying `filters` (name and value) too.
+    static func answer(
+        _ members: [RawJSON.Member], next start: String?, path: String, filters: [(String, String)] = [], limit: Int, base: String
+    ) -> Response {
         var members = members
         var headers: HTTPFields = [:]
         if let start {
-            let url = "\(base)\(path)?limit=\(limit)&start=\(start.lowercaseString)"
+            let query = filters.map { "\($0.0)=\(Self.encoded($0.1))" }.map { "&" + $0 }.joined()
+            let url = "\(base)\(path)?limit=\(limit)&start=\(start)\(query)"
             members.append(.init("next_page", .string(url)))
             headers[AirshipJSON.link] = "<\(url)>; rel=\"next\""
         }
         return AirshipJSON.response(headers: headers, json: RawJSON.object(members).text)
+    }
+
+    /// `value` as a query parameter's value.
+    private static func encoded(_ value: String) -> String {
+        var allowed = CharacterSet.urlQueryAllowed
+        allowed.remove(charactersIn: "&=+;#")
+        return value.addingPercentEncoding(withAllowedCharacters: allowed) ?? value
     }
 }

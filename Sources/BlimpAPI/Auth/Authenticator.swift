@@ -44,6 +44,11 @@ struct Authenticator: Sendable {
         return caller
     }
 
+    /// Who a master caller is in the audit trail, and the client's address (as the rate limits read it).
+    func origin(of caller: Caller, _ request: Request, _ context: some RequestContext) -> AuditOrigin {
+        AuditOrigin(actor: caller.actor, address: self.limits.configuration.clientAddress(request, context))
+    }
+
     /// The caller, who must act for the whole app (app or master secret, or an app-signed token).
     func app(_ request: Request) async throws -> Caller {
         let caller = try await self.caller(of: request)
@@ -78,10 +83,12 @@ struct Authenticator: Sendable {
         }
         if APIToken.isWellFormed(token) {
             // A token issued since the app's credentials were cached is looked up again.
-            guard let current = try await self.apps.credentials(appKey: appKey, apiToken: token, cached: credentials) else {
+            guard let current = try await self.apps.credentials(appKey: appKey, apiToken: token, cached: credentials),
+                let actor = current.apiToken(token)
+            else {
                 throw AirshipError.unauthorized("the token is not valid")
             }
-            return Caller(credentials: current, access: .master)
+            return Caller(credentials: current, access: .master, apiToken: actor)
         }
         // The SDK signs the channel id as it sends it.
         let channelText = headers[Self.channelID]

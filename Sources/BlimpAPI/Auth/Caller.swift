@@ -6,6 +6,8 @@ import Foundation
 struct Caller: Sendable {
     let credentials: StoredCredentials
     let access: Access
+    /// The server API token the request came with, as the audit trail names it; `nil` for any other credential.
+    var apiToken: AuditActor? = nil
 
     var app: App { self.credentials.app }
 
@@ -17,6 +19,9 @@ struct Caller: Sendable {
         /// A channel-signed token or a channel token Blimp issued: the device API for this channel only.
         case channel(UUID)
     }
+
+    /// Who a master caller is in the audit trail: its API token, else the master secret.
+    var actor: AuditActor { self.apiToken ?? .masterSecret }
 
     /// Whether the caller may act for `channelID` on the device API.
     func mayActFor(channel channelID: UUID) -> Bool {

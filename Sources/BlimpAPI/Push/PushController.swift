@@ -24,7 +24,7 @@ struct PushController: Sendable {
     static let idempotencyKey = HTTPField.Name("Idempotency-Key")!
 
     func addRoutes(to router: RouterGroup<some RequestContext>) {
-        router.post("push") { request, _ in try await self.send(request) }
+        router.post("push") { request, context in try await self.send(request, context) }
         router.post("push/validate") { request, _ in try await self.validate(request) }
         router.get("pushes/:push") { request, context in try await self.report(request, context) }
         router.get("pushes") { request, _ in try await self.list(request) }
@@ -32,9 +32,9 @@ struct PushController: Sendable {
         router.post("pushes/:push/retry") { request, context in try await self.change(request, context, "retried", self.control.retry) }
     }
 
-    func send(_ request: Request) async throws -> Response {
+    func send(_ request: Request, _ context: some RequestContext) async throws -> Response {
         do {
-            return try await self.queue(request)
+            return try await self.queue(request, context)
         } catch {
             PushRefusals.count(error)
             throw error
@@ -42,11 +42,13 @@ struct PushController: Sendable {
     }
 
     /// Queues the request's pushes: 202 once committed.
-    private func queue(_ request: Request) async throws -> Response {
+    private func queue(_ request: Request, _ context: some RequestContext) async throws -> Response {
         let caller = try await self.auth.master(request, .push)
         let key = try Self.idempotencyKey(of: request)
         let (pushes, isBatch, channels) = try await self.pushes(in: request, appID: caller.app.id)
-        var submission = PushSubmission(appID: caller.app.id, pushes: pushes, idempotencyKey: key, broadcastChannels: channels)
+        var submission = PushSubmission(
+            appID: caller.app.id, pushes: pushes, idempotencyKey: key, broadcastChannels: channels,
+            origin: self.auth.origin(of: caller, request, context))
         for (index, push) in pushes.enumerated() {
             do {
                 guard let ending = try ScheduledPush.ending(of: push, acceptedAt: self.now(), at: isBatch ? "[\(index)]." : "") else { continue }
@@ -95,11 +97,12 @@ struct PushController: Sendable {
     /// Cancels or retries the push, then answers its report; 409 when its state forbids it.
     private func change(
         _ request: Request, _ context: some RequestContext, _ done: String,
-        _ change: (UUID, Int64) async throws(StoreError) -> PushControl.Outcome
+        _ change: (UUID, Int64, AuditOrigin) async throws(StoreError) -> PushControl.Outcome
     ) async throws -> Response {
         let caller = try await self.auth.master(request)
         let pushID = try Self.pushID(context)
-        let outcome = try await AirshipError.whenMissing(.notFound("Push")) { try await change(pushID, caller.app.id) }
+        let origin = self.auth.origin(of: caller, request, context)
+        let outcome = try await AirshipError.whenMissing(.notFound("Push")) { try await change(pushID, caller.app.id, origin) }
         if case .notAllowed(let state) = outcome {
             throw AirshipError(.conflict, "The push cannot be \(done) now.", details: .init(error: "the push is \(state.rawValue)", path: nil))
         }

@@ -12,6 +12,7 @@ struct ScheduleController: Sendable {
     let auth: Authenticator
     let schedules: ScheduleStore
     let checks: PushChecks
+    let audit: AuditLog
     let publicURL: PublicURL
     let now: @Sendable () -> Date
 
@@ -19,7 +20,7 @@ struct ScheduleController: Sendable {
     static let defaultPage = 100
 
     func addRoutes(to router: RouterGroup<some RequestContext>) {
-        router.post("schedules") { request, _ in try await self.create(request) }
+        router.post("schedules") { request, context in try await self.create(request, context) }
         router.get("schedules") { request, _ in try await self.list(request) }
         router.post("schedules/create-and-send") { _, _ -> Response in
             throw AirshipError.invalid(InvalidField("", "Blimp does not create and send: create the channels, then schedule a push"))
@@ -35,11 +36,15 @@ struct ScheduleController: Sendable {
     }
 
     /// 201 with the new schedules' absolute URLs, ids and objects.
-    private func create(_ request: Request) async throws -> Response {
+    private func create(_ request: Request, _ context: some RequestContext) async throws -> Response {
         let caller = try await self.auth.master(request, .push)
         let json = try await AirshipJSON.json(from: request, upTo: PushController.maximumBody)
         let schedules = try await self.checked(json, appID: caller.app.id)
         let ids = try await self.schedules.create(schedules, appID: caller.app.id, now: self.now())
+        let origin = self.auth.origin(of: caller, request, context)
+        try await self.audit.record(zip(ids, schedules).map { id, schedule in
+            origin.entry(appID: caller.app.id, .scheduleCreated, subject: id.lowercaseString, details: schedule.auditDetails)
+        })
         let urls = ids.map { self.url(of: $0, request) }
         let now = self.now()
         let objects = zip(ids, schedules).map { id, schedule in
@@ -73,6 +78,8 @@ struct ScheduleController: Sendable {
         guard try await self.schedules.replace(id, with: schedule, appID: caller.app.id, now: self.now()) else {
             throw AirshipError.notFound("Schedule")
         }
+        try await self.audit.record(self.auth.origin(of: caller, request, context).entry(
+            appID: caller.app.id, .scheduleChanged, subject: id.lowercaseString, details: schedule.auditDetails))
         return AirshipJSON.response(json: RawJSON.object([
             .init("ok", .bool(true)),
             .init("operation_id", .string(UUID.random().lowercaseString)),
@@ -82,15 +89,21 @@ struct ScheduleController: Sendable {
 
     private func cancel(_ request: Request, _ context: some RequestContext) async throws -> Response {
         let caller = try await self.auth.master(request, .push)
-        guard try await self.schedules.cancel(try Self.scheduleID(context), appID: caller.app.id) else { throw AirshipError.notFound("Schedule") }
+        let id = try Self.scheduleID(context)
+        guard try await self.schedules.cancel(id, appID: caller.app.id) else { throw AirshipError.notFound("Schedule") }
+        try await self.audit.record(
+            self.auth.origin(of: caller, request, context).entry(appID: caller.app.id, .scheduleCancelled, subject: id.lowercaseString))
         return Response(status: .noContent)
     }
 
     private func pause(_ request: Request, _ context: some RequestContext, _ paused: Bool) async throws -> Response {
         let caller = try await self.auth.master(request, .push)
-        guard try await self.schedules.setPaused(try Self.scheduleID(context), paused, appID: caller.app.id, now: self.now()) else {
+        let id = try Self.scheduleID(context)
+        guard try await self.schedules.setPaused(id, paused, appID: caller.app.id, now: self.now()) else {
             throw AirshipError.notFound("Schedule")
         }
+        try await self.audit.record(self.auth.origin(of: caller, request, context).entry(
+            appID: caller.app.id, paused ? .schedulePaused : .scheduleResumed, subject: id.lowercaseString))
         return Response(status: .noContent)
     }
 

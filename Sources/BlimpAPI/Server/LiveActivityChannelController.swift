@@ -12,6 +12,7 @@ struct LiveActivityChannelController: Sendable {
     let auth: Authenticator
     let channels: LiveActivityChannelStore
     let apps: AppStore
+    let audit: AuditLog
     let serverKey: ServerKey
     /// APNs's channel management; `nil` when the process has none (creating and deleting then answer 503).
     let apns: (any APNsBroadcastChannels)?
@@ -42,6 +43,9 @@ struct LiveActivityChannelController: Sendable {
             try? await apns.delete(channelID, bundleID: caller.app.bundleID, key: delivery, environment: caller.app.apnsEnvironment)
             throw Self.duplicate(try await self.channels.live(name: body.name, appID: caller.app.id) ?? channel)
         }
+        try await self.audit.record(self.auth.origin(of: caller, request, context).entry(
+            appID: caller.app.id, .broadcastChannelCreated, subject: channel.name,
+            details: .object([.init("apns_channel_id", .string(channelID))])))
         return AirshipJSON.response(status: .created, json: Self.answer("live_activity_channel", channel.json))
     }
 
@@ -77,6 +81,9 @@ struct LiveActivityChannelController: Sendable {
         let deletedAt = self.now()
         (channel.deletedAt, channel.deletion) = (deletedAt, .admin)
         try await self.channels.markDeleted(channel.apnsChannelID, appID: caller.app.id, reason: .admin, at: deletedAt)
+        try await self.audit.record(self.auth.origin(of: caller, request, context).entry(
+            appID: caller.app.id, .broadcastChannelDeleted, subject: name,
+            details: .object([.init("apns_channel_id", .string(channel.apnsChannelID))])))
         return AirshipJSON.response(json: Self.answer("live_activity_channel", channel.json))
     }
 

@@ -11,6 +11,7 @@ import Hummingbird
 struct LiveActivityTypeController: Sendable {
     let auth: Authenticator
     let types: LiveActivityTypeStore
+    let audit: AuditLog
     let now: @Sendable () -> Date
 
     /// The largest type document: schemas for an activity's few dozen fields fit in a few kilobytes.
@@ -55,6 +56,9 @@ struct LiveActivityTypeController: Sendable {
             }
         }
         let created = try await self.types.save(type, appID: caller.app.id, now: now)
+        try await self.audit.record(self.auth.origin(of: caller, request, context).entry(
+            appID: caller.app.id, .liveActivityTypeSaved, subject: name,
+            details: .object([.init("created", .bool(created)), .init("forced", .bool(!breaking.isEmpty && inFlight > 0))])))
         let answer = RawJSON.object([
             .init("ok", .bool(true)), .init("live_activity_type", type.json),
             .init("activities_in_flight", .integer(Int64(inFlight))),
@@ -86,9 +90,12 @@ struct LiveActivityTypeController: Sendable {
     /// Removes the type: its pushes go unchecked again. 204, or 404 when the app has none of that name.
     func delete(_ request: Request, _ context: some RequestContext) async throws -> Response {
         let caller = try await self.auth.master(request)
-        guard try await self.types.delete(try Self.typeName(context), appID: caller.app.id) else {
+        let name = try Self.typeName(context)
+        guard try await self.types.delete(name, appID: caller.app.id) else {
             throw AirshipError.notFound("Live activity type")
         }
+        try await self.audit.record(
+            self.auth.origin(of: caller, request, context).entry(appID: caller.app.id, .liveActivityTypeDeleted, subject: name))
         return Response(status: .noContent)
     }
 

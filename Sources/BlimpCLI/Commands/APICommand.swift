@@ -84,6 +84,7 @@ extension ListenOptions {
             database: database,
             configuration: APIConfiguration(serverKey: serverKey, publicURL: self.publicURL, limits: limits, broadcastChannels: broadcast),
             adminToken: self.adminToken,
+            masterSecretSignIn: self.masterSecretSignIn,
             preparedStatements: !url.pooled,
             logger: logger
         )

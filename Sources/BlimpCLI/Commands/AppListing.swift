@@ -1,4 +1,5 @@
 import BlimpCore
+import BlimpStore
 import Foundation
 
 /// What `blimp apps create` prints: the credentials, shown this once.
@@ -30,7 +31,7 @@ struct CreatedApp: Codable {
     }
 }
 
-/// How `blimp apps list` prints apps, and `blimp apps token list` an app's tokens.
+/// How `blimp apps list` prints apps, `blimp apps token list` an app's tokens and `blimp accounts list` people.
 enum AppListing {
     static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
@@ -56,7 +57,15 @@ enum AppListing {
     }
 
     static func table(_ tokens: [APITokenInfo]) -> String {
-        Self.table(header: ["NAME", "CREATED"], rows: tokens.map { [$0.name, $0.createdAt.formatted(.iso8601)] })
+        Self.table(header: ["NAME", "CREATED", "ID"], rows: tokens.map { [$0.name, $0.createdAt.formatted(.iso8601), $0.id.lowercaseString] })
+    }
+
+    static func table(_ accounts: [AccountListing]) -> String {
+        Self.table(
+            header: ["EMAIL", "APP KEY", "ROLE", "TOTP", "CREATED"],
+            rows: accounts.map {
+                [$0.email, $0.appKey ?? "-", $0.role?.rawValue ?? "-", $0.totpEnabled ? "on" : "off", $0.createdAt.formatted(.iso8601)]
+            })
     }
 
     /// Columns padded to their widest cell, two spaces apart.

@@ -23,4 +23,8 @@ struct ListenOptions: ParsableArguments {
         guard let token = ProcessInfo.processInfo.environment["BLIMP_ADMIN_TOKEN"], !token.isEmpty else { return nil }
         return token
     }
+
+    /// `BLIMP_CONSOLE_MASTER_SECRET_SIGN_IN`: `off` stops apps' master secrets signing in to the console (people then
+    /// sign in with their accounts); anything else, or unset, leaves it on.
+    var masterSecretSignIn: Bool { ProcessInfo.processInfo.environment["BLIMP_CONSOLE_MASTER_SECRET_SIGN_IN"]?.lowercased() != "off" }
 }

@@ -1,3 +1,4 @@
+import BlimpCore
 import BlimpStore
 import HTTPTypes
 
@@ -9,6 +10,8 @@ enum ConsoleError: Error {
     case notFound
     /// A form without this session's CSRF token.
     case staleForm
+    /// The person's role in the app is below what the page or action needs.
+    case forbidden(ConsoleRole)
     /// The request cannot be understood (a form too large, a field missing).
     case badRequest(String)
     /// The database is unavailable or failed.
@@ -18,7 +21,7 @@ enum ConsoleError: Error {
         switch self {
         case .signIn: .seeOther
         case .notFound: .notFound
-        case .staleForm: .forbidden
+        case .staleForm, .forbidden: .forbidden
         case .badRequest: .badRequest
         case .unavailable: .serviceUnavailable
         }
@@ -29,6 +32,7 @@ enum ConsoleError: Error {
         case .signIn: "Please sign in."
         case .notFound: "There is nothing here, or it belongs to another app."
         case .staleForm: "The form has expired or did not come from this console. Reload the page and try again."
+        case .forbidden(let role): "This needs the \(role.rawValue) role in this app. Ask one of the app's admins."
         case .badRequest(let why): why
         case .unavailable: "The database is unavailable. Try again in a moment."
         }

@@ -78,7 +78,7 @@ struct ActivityPage: Sendable {
         {{#hasCounts}}<div class="tiles" id="activity-states">
           {{#counts}}<section class="tile"><h2 class="state state-{{state}}">{{state}}</h2><p class="big">{{count}}</p></section>{{/counts}}
         </div>{{/hasCounts}}
-        <p><a class="button" href="{{composeLink}}">Push to this name</a></p>
+        {{#nav.maySend}}<p><a class="button" href="{{composeLink}}">Push to this name</a></p>{{/nav.maySend}}
         <section class="card">
           <h2>Channels, by channel id</h2>
           {{#hasChannels}}<div class="scroll"><table id="activity-channels">

@@ -3,7 +3,7 @@ import BlimpStore
 import Foundation
 import Hummingbird
 
-/// One app, for the deployment admin: replace its APNs key, rotate its master secret (which signs out the app's
+/// One app, for the deployment admin and the app's admins: replace its APNs key, rotate its master secret (which signs out the app's
 /// console sessions), rotate its app secret with an overlap during which installed apps keep working, and issue and
 /// revoke server API tokens. A new secret or token is shown once, on the page that answers the form.
 struct AppPage: Sendable {
@@ -42,41 +42,43 @@ struct AppPage: Sendable {
     }
 
     private func show(_ request: Request, _ context: some RequestContext) async throws -> Response {
-        let user = try await self.gate.admin(request)
-        return try await self.page(user, try await self.gate.app(keyed: context.parameters.get("key")))
+        let scope = try await self.gate.scope(request, context, needs: .admin, key: "key")
+        return try await self.page(scope.user, scope.app)
     }
 
     private func change(_ request: Request, _ context: some RequestContext) async throws -> Response {
-        let user = try await self.gate.admin(request)
+        let scope = try await self.gate.scope(request, context, needs: .admin, key: "key")
+        let user = scope.user
         let form = try await self.gate.form(request, of: user)
-        var app = try await self.gate.app(keyed: context.parameters.get("key"))
+        var app = scope.app
+        let origin = scope.origin
         do {
             switch context.parameters.get("action") {
             case "key":
                 let key = try APNsSigningKey(pem: form.raw("p8") ?? "", keyID: form["key_id"] ?? "", teamID: form["team_id"] ?? "")
                 let environment = APNsEnvironment(rawValue: form["environment"] ?? "") ?? app.apnsEnvironment
-                _ = try await self.apps.replaceAPNsKey(appKey: app.appKey, signingKey: key, environment: environment, serverKey: self.serverKey)
+                _ = try await self.apps.replaceAPNsKey(appKey: app.appKey, signingKey: key, environment: environment, serverKey: self.serverKey, by: origin)
                 app = try await self.gate.app(keyed: context.parameters.get("key"))
                 return try await self.page(user, app, notice: "The APNs key is replaced; workers use it within a minute.")
             case "master":
-                let secret = try await self.apps.rotateMasterSecret(appKey: app.appKey)
+                let secret = try await self.apps.rotateMasterSecret(appKey: app.appKey, by: origin)
                 return try await self.page(
                     user, app, secret: View.Secret(what: "New master secret (the old one no longer works)", value: secret))
             case "app-secret":
                 guard let hours = Int(form["overlap_hours"] ?? "0"), (0...Self.maximumOverlapHours).contains(hours) else {
                     return try await self.page(user, app, error: "The overlap is a whole number of hours from 0 to \(Self.maximumOverlapHours).")
                 }
-                let secret = try await self.apps.rotateAppSecret(appKey: app.appKey, overlap: TimeInterval(hours * 3600), serverKey: self.serverKey)
+                let secret = try await self.apps.rotateAppSecret(appKey: app.appKey, overlap: TimeInterval(hours * 3600), serverKey: self.serverKey, by: origin)
                 return try await self.page(
                     user, app, secret: View.Secret(what: "New app secret (the old one works for \(hours) more hours)", value: secret))
             case "token":
                 guard let name = form["token_name"], (1...128).contains(name.count) else {
                     return try await self.page(user, app, error: "A token's name is 1 to 128 characters.")
                 }
-                let token = try await self.apps.createToken(appKey: app.appKey, name: name)
+                let token = try await self.apps.createToken(appKey: app.appKey, name: name, by: origin)
                 return try await self.page(user, app, secret: View.Secret(what: "New API token \(name)", value: token))
             case "revoke":
-                let revoked = try await self.apps.revokeToken(appKey: app.appKey, name: form["token_name"] ?? "")
+                let revoked = try await self.apps.revokeToken(appKey: app.appKey, name: form["token_name"] ?? "", by: origin)
                 return try await self.page(user, app, notice: revoked ? "The token is revoked." : "There was no such token.")
             default:
                 throw ConsoleError.notFound

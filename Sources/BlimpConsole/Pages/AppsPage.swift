@@ -25,7 +25,7 @@ struct AppsPage: Sendable {
 
     func addRoutes(to router: RouterGroup<some RequestContext>) {
         router.get("apps") { request, _ in try await self.show(request) }
-        router.post("apps") { request, _ in try await self.create(request) }
+        router.post("apps") { request, context in try await self.create(request, context) }
     }
 
     private func show(_ request: Request) async throws -> Response {
@@ -33,7 +33,7 @@ struct AppsPage: Sendable {
         return try await self.page(user, created: nil, error: nil, draft: View.Draft(name: "", bundleID: "", keyID: "", teamID: "", production: false))
     }
 
-    private func create(_ request: Request) async throws -> Response {
+    private func create(_ request: Request, _ context: some RequestContext) async throws -> Response {
         let user = try await self.gate.admin(request)
         let form = try await self.gate.form(request, of: user)
         let draft = View.Draft(
@@ -44,7 +44,8 @@ struct AppsPage: Sendable {
         do {
             let key = try APNsSigningKey(pem: form.raw("p8") ?? "", keyID: draft.keyID, teamID: draft.teamID)
             let newApp = try NewApp(name: draft.name, bundleID: draft.bundleID, signingKey: key, environment: draft.production ? .production : .sandbox)
-            app = try await self.apps.create(newApp, credentials: credentials, serverKey: self.serverKey)
+            app = try await self.apps.create(
+                newApp, credentials: credentials, serverKey: self.serverKey, by: self.gate.origin(of: user, request, context))
         } catch let error as StoreError where ConsoleError.isRefusal(error) {
             return try await self.page(user, created: nil, error: Self.sentence(error.description), draft: draft, status: .conflict)
         } catch let error as StoreError {

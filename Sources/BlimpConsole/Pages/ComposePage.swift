@@ -15,6 +15,7 @@ struct ComposePage: Sendable {
     let gate: ConsoleGate
     let intake: PushIntake
     let schedules: ScheduleStore
+    let audit: AuditLog
     let dispatch: DispatchStore
     let types: LiveActivityTypeStore
     let checks: LiveActivityChecks
@@ -78,7 +79,7 @@ struct ComposePage: Sendable {
     }
 
     private func show(_ request: Request, _ context: some RequestContext) async throws -> Response {
-        let scope = try await self.gate.scope(request, context)
+        let scope = try await self.gate.scope(request, context, needs: .sender)
         let query = try FormFields(query: request)
         var form = ComposeForm()
         form.name = query["name"] ?? ""
@@ -100,7 +101,7 @@ struct ComposePage: Sendable {
     }
 
     private func submit(_ request: Request, _ context: some RequestContext) async throws -> Response {
-        let scope = try await self.gate.scope(request, context)
+        let scope = try await self.gate.scope(request, context, needs: .sender)
         let fields = try await self.gate.form(request, of: scope.user)
         let form = ComposeForm(fields)
         let scheduleForm = ScheduleForm(fields)
@@ -130,7 +131,12 @@ struct ComposePage: Sendable {
             switch scheduleForm.schedule(of: push, now: now) {
             case .failure(let errors): return refused(errors.byField)
             case .success(let schedule):
-                do { _ = try await self.schedules.create([schedule], appID: scope.app.id, now: now) } catch { throw ConsoleError.from(error) }
+                do {
+                    let ids = try await self.schedules.create([schedule], appID: scope.app.id, now: now)
+                    try await self.audit.record(ids.map {
+                        scope.origin.entry(appID: scope.app.id, .scheduleCreated, subject: $0.lowercaseString, details: schedule.auditDetails)
+                    })
+                } catch { throw ConsoleError.from(error) }
                 return PageRenderer.redirect(to: "/console/app/\(scope.app.appKey)/schedules")
             }
         default:
@@ -140,7 +146,9 @@ struct ComposePage: Sendable {
         let acceptance: PushAcceptance
         do {
             acceptance = try await self.intake.accept(
-                PushSubmission(appID: scope.app.id, pushes: [push], idempotencyKey: "console:" + form.idempotencyKey, broadcastChannels: channels))
+                PushSubmission(
+                    appID: scope.app.id, pushes: [push], idempotencyKey: "console:" + form.idempotencyKey, broadcastChannels: channels,
+                    origin: scope.origin))
         } catch { throw ConsoleError.from(error) }
         switch acceptance {
         case .accepted(_, let pushIDs):

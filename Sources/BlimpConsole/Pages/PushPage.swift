@@ -88,11 +88,11 @@ struct PushPage: Sendable {
     }
 
     private func cancel(_ request: Request, _ context: some RequestContext) async throws -> Response {
-        let scope = try await self.gate.scope(request, context)
+        let scope = try await self.gate.scope(request, context, needs: .sender)
         _ = try await self.gate.form(request, of: scope.user)
         let report = try await self.report(scope, context)
         let outcome: PushControl.Outcome
-        do { outcome = try await self.control.cancel(report.pushID, appID: scope.app.id) } catch { throw ConsoleError.from(error) }
+        do { outcome = try await self.control.cancel(report.pushID, appID: scope.app.id, by: scope.origin) } catch { throw ConsoleError.from(error) }
         if case .notAllowed(let state) = outcome {
             return try await self.show(request, context, notice: "The push cannot be cancelled: it is \(state.rawValue).")
         }
@@ -173,12 +173,12 @@ struct PushPage: Sendable {
             <div><dt>Started</dt><dd>{{started}}</dd></div>
             <div><dt>Finished</dt><dd>{{finishedAt}}</dd></div>
           </dl>
-          {{#cancellable}}
+          {{#cancellable}}{{#nav.maySend}}
           <form id="cancel-push" method="post" action="{{cancelURL}}">
             <input type="hidden" name="csrf" value="{{nav.csrf}}">
             <button type="submit" class="danger">Cancel this push</button>
           </form>
-          {{/cancellable}}
+          {{/nav.maySend}}{{/cancellable}}
           {{#broadcast}}
           <h2>Live activity channel</h2>
           <dl class="facts" id="push-broadcast">

@@ -9,6 +9,7 @@ import Hummingbird
 struct SchedulesPage: Sendable {
     let gate: ConsoleGate
     let schedules: ScheduleStore
+    let audit: AuditLog
     let renderer: PageRenderer
 
     static let pageSize = 50
@@ -58,17 +59,20 @@ struct SchedulesPage: Sendable {
 
     /// Pauses, resumes or cancels one schedule, then shows the list again.
     private func change(_ request: Request, _ context: some RequestContext) async throws -> Response {
-        let scope = try await self.gate.scope(request, context)
+        let scope = try await self.gate.scope(request, context, needs: .sender)
         _ = try await self.gate.form(request, of: scope.user)
         guard let id = context.parameters.get("schedule").flatMap({ UUID(parsing: $0) }) else { throw ConsoleError.notFound }
         let found: Bool
+        let action: AuditAction
         do {
             switch context.parameters.get("action") {
-            case "pause": found = try await self.schedules.setPaused(id, true, appID: scope.app.id, now: self.gate.now())
-            case "resume": found = try await self.schedules.setPaused(id, false, appID: scope.app.id, now: self.gate.now())
-            case "cancel": found = try await self.schedules.cancel(id, appID: scope.app.id)
+            case "pause": (found, action) = (try await self.schedules.setPaused(id, true, appID: scope.app.id, now: self.gate.now()), .schedulePaused)
+            case "resume":
+                (found, action) = (try await self.schedules.setPaused(id, false, appID: scope.app.id, now: self.gate.now()), .scheduleResumed)
+            case "cancel": (found, action) = (try await self.schedules.cancel(id, appID: scope.app.id), .scheduleCancelled)
             default: throw ConsoleError.notFound
             }
+            if found { try await self.audit.record(scope.origin.entry(appID: scope.app.id, action, subject: id.lowercaseString)) }
         } catch { throw ConsoleError.from(error) }
         guard found else { throw ConsoleError.notFound }
         return PageRenderer.redirect(to: "/console/app/\(scope.app.appKey)/schedules")
@@ -100,9 +104,9 @@ struct SchedulesPage: Sendable {
           <td>{{#paused}}<span class="state state-paused">paused</span><br>{{/paused}}{{next}}</td>
           <td>{{#lastError}}<span class="alert">{{lastError}}</span>{{#lastErrorAt}}<br>{{lastErrorAt}}{{/lastErrorAt}}{{/lastError}}</td>
           <td>{{#pushes}}<a class="push-link mono" href="{{link}}">{{shortID}}</a> {{/pushes}}{{#earlierPushes}}<span class="muted">{{earlierPushes}}</span>{{/earlierPushes}}</td>
-          <td>{{#hasNext}}{{^paused}}<form class="inline pause-schedule" method="post" action="{{action}}/pause"><input type="hidden" name="csrf" value="{{nav.csrf}}"><button type="submit" class="secondary small">Pause</button></form>{{/paused}}{{/hasNext}}
+          <td>{{#nav.maySend}}{{#hasNext}}{{^paused}}<form class="inline pause-schedule" method="post" action="{{action}}/pause"><input type="hidden" name="csrf" value="{{nav.csrf}}"><button type="submit" class="secondary small">Pause</button></form>{{/paused}}{{/hasNext}}
             {{#paused}}<form class="inline resume-schedule" method="post" action="{{action}}/resume"><input type="hidden" name="csrf" value="{{nav.csrf}}"><button type="submit" class="small">Resume</button></form>{{/paused}}
-            <form class="inline cancel-schedule" method="post" action="{{action}}/cancel"><input type="hidden" name="csrf" value="{{nav.csrf}}"><button type="submit" class="danger small">Cancel</button></form></td>
+            <form class="inline cancel-schedule" method="post" action="{{action}}/cancel"><input type="hidden" name="csrf" value="{{nav.csrf}}"><button type="submit" class="danger small">Cancel</button></form>{{/nav.maySend}}</td>
         </tr>{{/schedules}}</tbody></table></div>
         {{#nextPage}}<p><a id="next-page" href="{{nextPage}}">More schedules</a></p>{{/nextPage}}
         {{/hasRows}}

@@ -22,9 +22,13 @@ enum Layout {
             <a id="nav-activities" href="{{base}}/activities" {{#inActivities}}aria-current="page"{{/inActivities}}>Activities</a>
             <a id="nav-pushes" href="{{base}}/pushes" {{#inPushes}}aria-current="page"{{/inPushes}}>Pushes</a>
             <a id="nav-schedules" href="{{base}}/schedules" {{#inSchedules}}aria-current="page"{{/inSchedules}}>Schedules</a>
-            <a id="nav-compose" href="{{base}}/compose" {{#inCompose}}aria-current="page"{{/inCompose}}>Compose</a>
+            {{#maySend}}<a id="nav-compose" href="{{base}}/compose" {{#inCompose}}aria-current="page"{{/inCompose}}>Compose</a>{{/maySend}}
+            {{#mayAdminister}}<a id="nav-people" href="{{base}}/people" {{#inPeople}}aria-current="page"{{/inPeople}}>People</a>
+            <a id="nav-audit" href="{{base}}/audit" {{#inAudit}}aria-current="page"{{/inAudit}}>Audit</a>{{/mayAdminister}}
             {{/base}}
-            {{#isAdmin}}<a id="nav-apps" href="/console/apps" {{#inApps}}aria-current="page"{{/inApps}}>Apps</a>{{/isAdmin}}
+            {{#isAdmin}}<a id="nav-apps" href="/console/apps" {{#inApps}}aria-current="page"{{/inApps}}>Apps</a>
+            {{^base}}<a id="nav-deployment-audit" href="/console/audit" {{#inAudit}}aria-current="page"{{/inAudit}}>Audit</a>{{/base}}{{/isAdmin}}
+            {{#accountEmail}}<a id="nav-account" href="/console/account">{{accountEmail}}</a>{{/accountEmail}}
           </nav>
           <form id="logout" method="post" action="/console/logout">
             <input type="hidden" name="csrf" value="{{csrf}}">

@@ -30,6 +30,9 @@ struct PageRenderer: Sendable {
         "live-activity-types": LiveActivityTypesPage.template,
         "apps": AppsPage.template,
         "app": AppPage.template,
+        "audit": AuditPage.template,
+        "people": PeoplePage.template,
+        "account": AccountPage.template,
     ]
 
     /// Parses every template; a template that does not parse is a bug in this module, found by any test that starts

@@ -3,14 +3,17 @@ import Foundation
 import Logging
 import PostgresNIO
 
-/// Apps (tenants) in PostgreSQL.
+/// Apps (tenants) in PostgreSQL. Every credential change is recorded in the audit trail (``AuditLog``) in its own
+/// transaction, by the origin given: the command line's unless the console says whose.
 public struct AppStore: Sendable {
     let client: PostgresClient
     let logger: Logger
+    let now: @Sendable () -> Date
 
-    public init(client: PostgresClient, logger: Logger) {
+    public init(client: PostgresClient, logger: Logger, now: @escaping @Sendable () -> Date = Date.init) {
         self.client = client
         self.logger = logger
+        self.now = now
     }
 
     /// Stores a new app with freshly issued credentials. Secrets are stored as digests; the `.p8` key and the app
@@ -18,10 +21,10 @@ public struct AppStore: Sendable {
     public func create(
         _ app: NewApp,
         credentials: AppCredentials,
-        serverKey: ServerKey
+        serverKey: ServerKey,
+        by origin: AuditOrigin = .commandLine
     ) async throws(StoreError) -> App {
-        let apps = try await self.fetch(
-            """
+        let query: PostgresQuery = """
             INSERT INTO apps (app_key, name, bundle_id, app_secret_sha256, master_secret_sha256,
                               apns_key_id, apns_team_id, apns_environment, apns_key_sealed, app_secret_sealed)
             VALUES (\(credentials.appKey), \(app.name), \(app.bundleID),
@@ -31,7 +34,10 @@ public struct AppStore: Sendable {
                     \(Self.seal(secret: credentials.appSecret, appKey: credentials.appKey, serverKey: serverKey)))
             RETURNING \(unescaped: AppColumn.selectList(AppColumn.app))
             """
-        )
+        let apps = try await self.recorded { connection in
+            let apps = try Self.apps(try await connection.query(query, logger: self.logger).collect())
+            return (apps, apps.map { origin.entry(appID: $0.id, .appCreated, subject: $0.appKey, details: .object([.init("name", .string($0.name))])) })
+        }
         guard let created = apps.first else { throw .database(reason: "the insert returned no row") }
         return created
     }
@@ -71,9 +77,7 @@ public struct AppStore: Sendable {
                 app: app,
                 appSecretDigest: try Self.digest(row, .appSecretDigest),
                 masterSecretDigest: try Self.digest(row, .masterSecretDigest),
-                apiTokenDigests: try row.decode(.apiTokenDigests, as: [String].self).compactMap {
-                    Data(base64Encoded: $0).map { SecretDigest(bytes: Array($0)) }
-                },
+                apiTokens: try row.decode(.apiTokens, as: [String].self).compactMap(StoredCredentials.APITokenDigest.init),
                 signature: signature,
                 previousAppSecret: try previousDigest.map { digest throws(UnreadableColumn) in
                     StoredCredentials.PreviousAppSecret(
@@ -89,14 +93,15 @@ public struct AppStore: Sendable {
     /// stops working at once here; API processes that cached the app's credentials may accept it for up to 30 s more
     /// (`AppDirectory.lifetime`). The app's console sessions, signed in with it, end with it. Server API tokens are
     /// not affected (`revokeToken` revokes them).
-    public func rotateMasterSecret(appKey: String) async throws(StoreError) -> String {
+    public func rotateMasterSecret(appKey: String, by origin: AuditOrigin = .commandLine) async throws(StoreError) -> String {
         let secret = RandomToken.make()
         try await self.updateOne(
             """
             WITH rotated AS (UPDATE apps SET master_secret_sha256 = \(Self.digest(of: secret)) WHERE app_key = \(appKey) RETURNING id),
                  ended AS (DELETE FROM console_sessions WHERE app_id IN (SELECT id FROM rotated))
-            SELECT 1 FROM rotated
-            """)
+            SELECT id FROM rotated
+            """,
+            recording: { origin.credentialChanged(appID: $0, .masterSecret) })
         return secret
     }
 
@@ -110,7 +115,9 @@ public struct AppStore: Sendable {
     /// processes that cached the app's credentials may accept it for up to 30 s more, `AppDirectory.lifetime`).
     ///
     /// Only one previous secret is kept: rotating again ends the earlier secret's overlap at once.
-    public func rotateAppSecret(appKey: String, overlap: TimeInterval, serverKey: ServerKey) async throws(StoreError) -> String {
+    public func rotateAppSecret(
+        appKey: String, overlap: TimeInterval, serverKey: ServerKey, by origin: AuditOrigin = .commandLine
+    ) async throws(StoreError) -> String {
         guard overlap >= 0, overlap <= Self.maximumAppSecretOverlap else {
             throw .invalid(
                 "the previous app secret's overlap must be 0 to \(Int(Self.maximumAppSecretOverlap / 86400)) days (got \(overlap) seconds)")
@@ -126,9 +133,9 @@ public struct AppStore: Sendable {
                 previous_app_secret_expires_at = CASE WHEN \(keepsPrevious) THEN now() + make_interval(secs => \(overlap)) END,
                 app_secret_sha256 = \(Self.digest(of: secret)),
                 app_secret_sealed = \(Self.seal(secret: secret, appKey: appKey, serverKey: serverKey))
-            WHERE app_key = \(appKey) RETURNING 1
-            """
-        )
+            WHERE app_key = \(appKey) RETURNING id
+            """,
+            recording: { origin.credentialChanged(appID: $0, .appSecret, details: .object([.init("overlap_seconds", .integer(Int64(overlap)))])) })
         return secret
     }
 
@@ -140,41 +147,52 @@ public struct AppStore: Sendable {
         appKey: String,
         signingKey: APNsSigningKey,
         environment: APNsEnvironment? = nil,
-        serverKey: ServerKey
+        serverKey: ServerKey,
+        by origin: AuditOrigin = .commandLine
     ) async throws(StoreError) -> App {
-        let apps = try await self.fetch(
-            """
+        let query: PostgresQuery = """
             UPDATE apps SET apns_key_id = \(signingKey.keyID), apns_team_id = \(signingKey.teamID),
                             apns_key_sealed = \(Self.seal(signingKey, appKey: appKey, serverKey: serverKey)),
                             apns_environment = coalesce(\(environment?.rawValue), apns_environment)
             WHERE app_key = \(appKey)
             RETURNING \(unescaped: AppColumn.selectList(AppColumn.app))
             """
-        )
+        let apps = try await self.recorded { connection in
+            let apps = try Self.apps(try await connection.query(query, logger: self.logger).collect())
+            return (apps, apps.map { app in
+                origin.credentialChanged(appID: app.id, .apnsKey, details: .object([
+                    .init("key_id", .string(app.apnsKeyID)), .init("team_id", .string(app.apnsTeamID)),
+                    .init("environment", .string(app.apnsEnvironment.rawValue)),
+                ]))
+            })
+        }
         guard let app = apps.first else { throw .noSuchApp }
         return app
     }
 
     /// Allows or forbids the SDK's identify call to associate a device's channel with a named user.
-    public func setDeviceAssociation(_ allowed: Bool, appKey: String) async throws(StoreError) {
-        try await self.updateOne("UPDATE apps SET device_association = \(allowed) WHERE app_key = \(appKey) RETURNING 1")
+    public func setDeviceAssociation(_ allowed: Bool, appKey: String, by origin: AuditOrigin = .commandLine) async throws(StoreError) {
+        try await self.updateOne(
+            "UPDATE apps SET device_association = \(allowed) WHERE app_key = \(appKey) RETURNING id",
+            recording: { origin.entry(appID: $0, .appChanged, subject: appKey, details: .object([.init("device_association", .bool(allowed))])) })
     }
 
     /// Issues a bearer token for the app's server API under `name` (unique in the app) and returns it; only its
     /// digest is stored, so it is shown once.
-    public func createToken(appKey: String, name: String) async throws(StoreError) -> String {
+    public func createToken(appKey: String, name: String, by origin: AuditOrigin = .commandLine) async throws(StoreError) -> String {
         let token = APIToken.make()
-        let inserted = try await self.mapErrors {
-            let rows = try await self.client.query(
+        let inserted = try await self.recorded { connection in
+            let rows = try await connection.query(
                 """
                 INSERT INTO api_tokens (app_id, name, token_sha256)
                 SELECT id, \(name), \(Self.digest(of: token)) FROM apps WHERE app_key = \(appKey)
                 ON CONFLICT (app_id, name) DO NOTHING
-                RETURNING name
+                RETURNING app_id, token_id
                 """,
                 logger: self.logger
             )
-            return try await rows.decode(String.self).array().count
+            let issued = try await rows.decode((Int64, UUID).self).array()
+            return (issued.count, issued.map { Self.tokenChanged(.apiTokenIssued, appID: $0.0, tokenID: $0.1, name: name, by: origin) })
         }
         guard inserted == 1 else {
             guard try await self.find(appKey: appKey) != nil else { throw .noSuchApp }
@@ -184,18 +202,26 @@ public struct AppStore: Sendable {
     }
 
     /// Revokes the app's token called `name`; `false` when there is none.
-    public func revokeToken(appKey: String, name: String) async throws(StoreError) -> Bool {
-        try await self.mapErrors {
-            let rows = try await self.client.query(
+    public func revokeToken(appKey: String, name: String, by origin: AuditOrigin = .commandLine) async throws(StoreError) -> Bool {
+        try await self.recorded { connection in
+            let rows = try await connection.query(
                 """
                 DELETE FROM api_tokens USING apps
                 WHERE api_tokens.app_id = apps.id AND apps.app_key = \(appKey) AND api_tokens.name = \(name)
-                RETURNING api_tokens.name
+                RETURNING api_tokens.app_id, api_tokens.token_id
                 """,
                 logger: self.logger
             )
-            return try await rows.decode(String.self).array().count == 1
+            let revoked = try await rows.decode((Int64, UUID).self).array()
+            return (revoked.count == 1, revoked.map { Self.tokenChanged(.apiTokenRevoked, appID: $0.0, tokenID: $0.1, name: name, by: origin) })
         }
+    }
+
+    /// A token's `credential.changed` entry: its name and stable id, never the token.
+    private static func tokenChanged(_ credential: AuditCredential, appID: Int64, tokenID: UUID, name: String, by origin: AuditOrigin) -> AuditEntry {
+        origin.credentialChanged(appID: appID, credential, details: .object([
+            .init("name", .string(name)), .init("token_id", .string(tokenID.lowercaseString)),
+        ]))
     }
 
     /// The app's server API tokens, oldest first: their names and when they were issued (the tokens themselves are
@@ -205,19 +231,19 @@ public struct AppStore: Sendable {
             // One row with NULLs for an app without tokens; none for no such app.
             let rows = try await self.client.query(
                 """
-                SELECT api_tokens.name, api_tokens.created_at
+                SELECT api_tokens.token_id, api_tokens.name, api_tokens.created_at
                 FROM apps LEFT JOIN api_tokens ON api_tokens.app_id = apps.id
                 WHERE apps.app_key = \(appKey)
                 ORDER BY api_tokens.created_at, api_tokens.name
                 """,
                 logger: self.logger
             )
-            return try await rows.decode((String?, Date?).self).array()
+            return try await rows.decode((UUID?, String?, Date?).self).array()
         }
         guard !rows.isEmpty else { throw .noSuchApp }
-        return rows.compactMap { name, createdAt in
-            guard let name, let createdAt else { return nil }
-            return APITokenInfo(name: name, createdAt: createdAt)
+        return rows.compactMap { id, name, createdAt in
+            guard let id, let name, let createdAt else { return nil }
+            return APITokenInfo(id: id, name: name, createdAt: createdAt)
         }
     }
 
@@ -242,7 +268,9 @@ public struct AppStore: Sendable {
     /// Sets how late the app's schedules may still fire after Blimp was down (seconds), and the time zone of its
     /// channels without a valid one for local-time schedules; each when given. A zone PostgreSQL does not know is
     /// `.invalid`.
-    public func setScheduling(graceSeconds: Int?, defaultTimeZone: String?, appKey: String) async throws(StoreError) {
+    public func setScheduling(
+        graceSeconds: Int?, defaultTimeZone: String?, appKey: String, by origin: AuditOrigin = .commandLine
+    ) async throws(StoreError) {
         if let zone = defaultTimeZone {
             let known = try await StoreError.mapping {
                 try await self.client.query("SELECT 1 FROM time_zones WHERE name = \(zone)", logger: self.logger).decode(Int.self).array()
@@ -253,20 +281,31 @@ public struct AppStore: Sendable {
             """
             UPDATE apps SET schedule_grace_seconds = coalesce(\(graceSeconds), schedule_grace_seconds),
                             default_time_zone = coalesce(\(defaultTimeZone), default_time_zone)
-            WHERE app_key = \(appKey) RETURNING 1
-            """
-        )
+            WHERE app_key = \(appKey) RETURNING id
+            """,
+            recording: { appID in
+                var details: [RawJSON.Member] = []
+                if let graceSeconds { details.append(.init("schedule_grace_seconds", .integer(Int64(graceSeconds)))) }
+                if let defaultTimeZone { details.append(.init("default_time_zone", .string(defaultTimeZone))) }
+                return origin.entry(appID: appID, .appChanged, subject: appKey, details: .object(details))
+            })
     }
 
     /// Sets the app's Live Activity budgets.
-    public func setBudget(_ budget: PriorityBudget, appKey: String) async throws(StoreError) {
+    public func setBudget(_ budget: PriorityBudget, appKey: String, by origin: AuditOrigin = .commandLine) async throws(StoreError) {
         try await self.updateOne(
             """
             UPDATE apps SET priority_budget = \(budget.perHour), frequent_priority_budget = \(budget.frequentPerHour),
                             start_budget = \(budget.startsPerHour)
-            WHERE app_key = \(appKey) RETURNING 1
-            """
-        )
+            WHERE app_key = \(appKey) RETURNING id
+            """,
+            recording: { appID in
+                origin.entry(appID: appID, .appChanged, subject: appKey, details: .object([
+                    .init("priority_budget", .integer(Int64(budget.perHour))),
+                    .init("frequent_priority_budget", .integer(Int64(budget.frequentPerHour))),
+                    .init("start_budget", .integer(Int64(budget.startsPerHour))),
+                ]))
+            })
     }
 
     /// The `.p8` key sealed in `sealed`, bound to the app's key.
@@ -303,12 +342,28 @@ public struct AppStore: Sendable {
         ByteBuffer(bytes: SecretDigest(of: secret).bytes)
     }
 
-    /// Runs an `UPDATE … WHERE app_key = … RETURNING 1`; ``StoreError/noSuchApp`` when it changed no app.
-    private func updateOne(_ query: PostgresQuery) async throws(StoreError) {
-        let updated = try await self.mapErrors {
-            try await self.client.query(query, logger: self.logger).decode(Int.self).array().count
+    /// Runs a change of one app that returns its id (`RETURNING id`) and records `entry` for it, in one transaction;
+    /// ``StoreError/noSuchApp`` when it changed no app.
+    private func updateOne(_ query: PostgresQuery, recording entry: @escaping @Sendable (Int64) -> AuditEntry) async throws(StoreError) {
+        let updated = try await self.recorded { connection in
+            let ids = try await connection.query(query, logger: self.logger).decode(Int64.self).array()
+            return (ids.count, ids.map(entry))
         }
         guard updated == 1 else { throw .noSuchApp }
+    }
+
+    /// Runs `change` and records the audit entries it returns, in one transaction.
+    private func recorded<T: Sendable>(
+        _ change: @escaping @Sendable (PostgresConnection) async throws -> (T, [AuditEntry])
+    ) async throws(StoreError) -> T {
+        let at = self.now()
+        return try await self.mapErrors {
+            try await self.client.withTransaction(logger: self.logger) { connection in
+                let (result, entries) = try await change(connection)
+                try await AuditLog.record(entries, at: at, on: connection, logger: self.logger)
+                return result
+            }
+        }
     }
 
     // MARK: - Rows
@@ -342,7 +397,11 @@ public struct AppStore: Sendable {
 
     private func fetch(_ query: PostgresQuery) async throws(StoreError) -> [App] {
         let rows = try await self.mapErrors { try await self.client.query(query, logger: self.logger).collect() }
-        return try Self.reading { () throws(UnreadableColumn) in try rows.map { row throws(UnreadableColumn) in try Self.app(NamedRow(row)) } }
+        return try Self.apps(rows)
+    }
+
+    private static func apps(_ rows: [PostgresRow]) throws(StoreError) -> [App] {
+        try Self.reading { () throws(UnreadableColumn) in try rows.map { row throws(UnreadableColumn) in try Self.app(NamedRow(row)) } }
     }
 
     /// Runs `body` as every store operation runs (``StoreError/mapping(_:)``), a duplicate name or app key told apart

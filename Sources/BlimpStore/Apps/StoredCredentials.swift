@@ -6,8 +6,8 @@ public struct StoredCredentials: Sendable {
     public let app: App
     let appSecretDigest: SecretDigest
     let masterSecretDigest: SecretDigest
-    /// The digests of the app's server API tokens (`blimp apps token create`).
-    let apiTokenDigests: [SecretDigest]
+    /// The app's server API tokens (`blimp apps token create`), as digests.
+    let apiTokens: [APITokenDigest]
     /// What checks the SDK's tokens signed with the app secret; `nil` for apps created before Blimp kept the secret,
     /// which can use Basic authentication only.
     public let signature: SDKSignature?
@@ -54,7 +54,30 @@ public struct StoredCredentials: Sendable {
 
     /// Whether `token` is one of the app's server API tokens, which act with the master secret's rights.
     public func isAPIToken(_ token: String) -> Bool {
-        self.apiTokenDigests.contains { $0.matches(token) }
+        self.apiToken(token) != nil
+    }
+
+    /// The server API token `token` is, as the audit trail names it (its stable id and name), or `nil`.
+    public func apiToken(_ token: String) -> AuditActor? {
+        self.apiTokens.first { $0.digest.matches(token) }.map { .apiToken(id: $0.id, name: $0.name) }
+    }
+
+    /// A server API token as stored: its digest, stable id and name.
+    struct APITokenDigest: Sendable {
+        let digest: SecretDigest
+        let id: UUID
+        let name: String
+
+        /// Reads `<digest in base64> <id> <name>` (``AppColumn/apiTokens``).
+        init?(_ text: String) {
+            let parts = text.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false)
+            guard parts.count == 3, let digest = Data(base64Encoded: String(parts[0])), let id = UUID(parsing: String(parts[1])) else {
+                return nil
+            }
+            self.digest = SecretDigest(bytes: Array(digest))
+            self.id = id
+            self.name = String(parts[2])
+        }
     }
 
     /// The previous app secret if it is still accepted at `now`.

@@ -4,14 +4,17 @@ import Logging
 import PostgresNIO
 
 /// What may be done to a push after it was accepted: cancel it while it waits or after it failed, and try a failed
-/// one again. Scoped to one app, like every store.
+/// one again. Scoped to one app, like every store; each change is recorded in the audit trail in its transaction.
 public struct PushControl: Sendable {
     let client: PostgresClient
     let logger: Logger
+    /// The clock the audit trail's entries are stamped by.
+    let now: @Sendable () -> Date
 
-    public init(client: PostgresClient, logger: Logger) {
+    public init(client: PostgresClient, logger: Logger, now: @escaping @Sendable () -> Date = Date.init) {
         self.client = client
         self.logger = logger
+        self.now = now
     }
 
     /// Whether the change was made; otherwise the state that forbids it.
@@ -22,8 +25,9 @@ public struct PushControl: Sendable {
 
     /// Cancels a `queued` or `failed` push: no worker will take it (up). A push being sent, or finished otherwise,
     /// is left as it is.
-    public func cancel(_ pushID: UUID, appID: Int64) async throws(StoreError) -> Outcome {
-        let outcome = try await self.change(pushID, appID: appID, allowedFrom: [.queued, .failed]) { connection in
+    public func cancel(_ pushID: UUID, appID: Int64, by origin: AuditOrigin) async throws(StoreError) -> Outcome {
+        let entry = origin.entry(appID: appID, .pushCancelled, subject: pushID.lowercaseString)
+        let outcome = try await self.change(pushID, appID: appID, allowedFrom: [.queued, .failed], recording: entry) { connection in
             try await connection.query(
                 """
                 UPDATE push_parts SET state = 'cancelled', lease_expires_at = NULL
@@ -45,8 +49,9 @@ public struct PushControl: Sendable {
     /// Tries a `failed` push again: its failed and cancelled parts resume from their cursors with fresh attempts (a
     /// push that failed before any part was made is queued again). Its timestamp stays, so a device that already got
     /// a newer push of the name ignores it.
-    public func retry(_ pushID: UUID, appID: Int64) async throws(StoreError) -> Outcome {
-        try await self.change(pushID, appID: appID, allowedFrom: [.failed]) { connection in
+    public func retry(_ pushID: UUID, appID: Int64, by origin: AuditOrigin) async throws(StoreError) -> Outcome {
+        let entry = origin.entry(appID: appID, .pushRetried, subject: pushID.lowercaseString)
+        return try await self.change(pushID, appID: appID, allowedFrom: [.failed], recording: entry) { connection in
             let parts = try await connection.query(
                 """
                 UPDATE push_parts SET state = 'queued', attempts = 0, retry_at = NULL, claimed_by = NULL, lease_expires_at = NULL
@@ -66,11 +71,13 @@ public struct PushControl: Sendable {
         }
     }
 
-    /// Runs `body` in a transaction holding the push's row, when the push is in one of `states`.
+    /// Runs `body` in a transaction holding the push's row, when the push is in one of `states`, and records `entry`.
     private func change(
-        _ pushID: UUID, appID: Int64, allowedFrom states: Set<PushState>, _ body: @escaping @Sendable (PostgresConnection) async throws -> Void
+        _ pushID: UUID, appID: Int64, allowedFrom states: Set<PushState>, recording entry: AuditEntry,
+        _ body: @escaping @Sendable (PostgresConnection) async throws -> Void
     ) async throws(StoreError) -> Outcome {
-        try await StoreError.mapping {
+        let at = self.now()
+        return try await StoreError.mapping {
             try await self.client.withTransaction(logger: self.logger) { connection -> Outcome in
                 let rows = try await connection.query(
                     "SELECT state FROM pushes WHERE app_id = \(appID) AND push_id = \(pushID) FOR UPDATE", logger: self.logger
@@ -79,6 +86,7 @@ public struct PushControl: Sendable {
                 guard let state = PushState(rawValue: text) else { throw StoreError.database(reason: "unknown push state \(text)") }
                 guard states.contains(state) else { return .notAllowed(state) }
                 try await body(connection)
+                try await AuditLog.record([entry], at: at, on: connection, logger: self.logger)
                 return .changed
             }
         }

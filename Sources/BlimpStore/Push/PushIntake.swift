@@ -9,7 +9,8 @@ import PostgresNIO
 /// 2. locks the names of the Live Activity pushes and stamps each a timestamp newer than the name's last one
 ///    (`activity_names`), refusing a request whose own timestamp is not newer;
 /// 3. inserts the pushes, each with the APNs body a worker will send, and moves the names' last timestamps on;
-/// 4. schedules the ends that starts ask for (`end_after`, `end_at`).
+/// 4. schedules the ends that starts ask for (`end_after`, `end_at`);
+/// 5. records a `push.accepted` audit entry per push (``AuditLog``), so that no push is queued off the record.
 public struct PushIntake: Sendable {
     let coalescer: Coalescer<PushSubmission, PushAcceptance>
     let client: PostgresClient
@@ -87,6 +88,7 @@ public struct PushIntake: Sendable {
         var refusedKeys: [KeyID] = []
         var answers: [(position: Int, answer: PushAcceptance)] = []
         var endings: [(appID: Int64, scheduleID: UUID, schedule: ScheduledPush)] = []
+        var audit: [AuditEntry] = []
         for request in requests {
             let answer: PushAcceptance
             if let key = request.key, let replay = replays[key] {
@@ -96,6 +98,7 @@ public struct PushIntake: Sendable {
                 case .success(let stamped):
                     accepted += stamped.pushes.map { AcceptedPush($0.item, of: request.submission, timestamp: $0.timestamp, acceptedAt: now) }
                     endings += request.submission.endings.map { (request.submission.appID, $0.scheduleID, $0.schedule) }
+                    audit += request.submission.auditEntries
                     moves.merge(stamped.moves) { $1 }
                     for (key, move) in stamped.moves { names[key] = move.last }
                     answer = .accepted(operationID: request.submission.operationID, pushIDs: request.submission.pushIDs)
@@ -119,6 +122,7 @@ public struct PushIntake: Sendable {
         if !accepted.isEmpty {
             try await connection.query(Self.insertPushes(accepted), logger: logger)
             try await connection.query(Self.moveNames(moves), logger: logger)
+            try await AuditLog.record(audit, at: now, on: connection, logger: logger)
             for (appID, app) in Dictionary(grouping: endings, by: \.appID) {
                 try await ScheduleStore.insert(app.map { ($0.scheduleID, $0.schedule) }, appID: appID, now: now, on: connection, logger: logger)
             }

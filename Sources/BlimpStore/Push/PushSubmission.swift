@@ -23,10 +23,16 @@ public struct PushSubmission: Sendable {
     /// For a push a local-time schedule fires in one time zone: that zone, and whether it is the app's default (then
     /// the push also goes to channels without a valid zone).
     public var localTimeZone: LocalTimeZone?
+    /// Who sent the request and from where: the intake records a `push.accepted` entry per push in the transaction
+    /// that queues them. `nil` only for a schedule's firing (the schedule's creation is on record).
+    public var origin: AuditOrigin?
 
     /// `broadcastChannels`: the live activity channel ids of the names that have one.
-    public init(appID: Int64, pushes: [Push], idempotencyKey: String?, broadcastChannels: [String: String] = [:]) {
+    public init(
+        appID: Int64, pushes: [Push], idempotencyKey: String?, broadcastChannels: [String: String] = [:], origin: AuditOrigin? = nil
+    ) {
         self.appID = appID
+        self.origin = origin
         self.items = pushes.map { push in
             let name: String? = if case .liveActivity(let activity) = push.content { activity.name } else { nil }
             return Item(pushID: UUID.random(), push: push, broadcastChannelID: name.flatMap { broadcastChannels[$0] })
@@ -38,6 +44,21 @@ public struct PushSubmission: Sendable {
 
     /// The pushes' ids, in request order.
     public var pushIDs: [UUID] { self.items.map(\.pushID) }
+
+    /// The `push.accepted` entries of the request's pushes (none without an origin): each names its push, its
+    /// operation, kind, and Live Activity name and event.
+    var auditEntries: [AuditEntry] {
+        guard let origin = self.origin else { return [] }
+        return self.items.map { item in
+            var details: [RawJSON.Member] = [
+                .init("operation_id", .string(self.operationID.lowercaseString)), .init("kind", .string(item.push.kind.rawValue)),
+            ]
+            if case .liveActivity(let activity) = item.push.content {
+                details += [.init("name", .string(activity.name)), .init("event", .string(activity.event.rawValue))]
+            }
+            return origin.entry(appID: self.appID, .pushAccepted, subject: item.pushID.lowercaseString, details: .object(details))
+        }
+    }
 }
 
 /// The time zone a push fired by a local-time schedule is for.

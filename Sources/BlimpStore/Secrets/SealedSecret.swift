@@ -9,6 +9,8 @@ public enum SealedSecret: Sendable, Hashable, CustomStringConvertible {
     case previousAppSecret(appKey: String)
     /// A row of `deployment_secrets`.
     case deployment(name: String)
+    /// `accounts.totp_secret_sealed`: a console account's TOTP secret.
+    case totpSecret(email: String)
 
     public var description: String {
         switch self {
@@ -16,6 +18,7 @@ public enum SealedSecret: Sendable, Hashable, CustomStringConvertible {
         case .appSecret(let appKey): "the app secret of app \(appKey)"
         case .previousAppSecret(let appKey): "the previous app secret of app \(appKey)"
         case .deployment(let name): "the deployment secret \(name)"
+        case .totpSecret(let email): "the TOTP secret of account \(email)"
         }
     }
 
@@ -25,6 +28,7 @@ public enum SealedSecret: Sendable, Hashable, CustomStringConvertible {
         switch self {
         case .apnsKey(let appKey), .appSecret(let appKey), .previousAppSecret(let appKey): appKey
         case .deployment(let name): "deployment secret \(name)"
+        case .totpSecret(let email): "account \(email)"
         }
     }
 }

@@ -4,7 +4,7 @@ import Logging
 import PostgresNIO
 
 /// Seals every stored secret again under the current server key (`blimp secret-key rotate`): each app's `.p8` key,
-/// app secret and previous app secret, and the deployment's secrets, once processes run with the new key as
+/// app secret and previous app secret, the deployment's secrets and console accounts' TOTP secrets, once processes run with the new key as
 /// `BLIMP_SECRET_KEY` and the old one as `BLIMP_PREVIOUS_SECRET_KEY`.
 ///
 /// Rows go in keyset order, `batchSize` at a time, each batch one short transaction that locks its rows: readers
@@ -29,12 +29,20 @@ public struct ServerKeyRotation: Sendable {
         try await self.run(resealing: false)
     }
 
-    /// Seals under the current key every secret only the previous key opens, and returns the count as it was found.
-    /// Refuses, changing nothing, when any secret opens with neither key.
-    public func rotate() async throws(ServerKeyRotationError) -> SealedSecretCount {
+    /// Seals under the current key every secret only the previous key opens, and returns the count as it was found;
+    /// records a deployment-level `credential.changed` (`server_key`) entry by `origin`, with how many were sealed
+    /// again. Refuses, changing nothing, when any secret opens with neither key.
+    public func rotate(by origin: AuditOrigin = .commandLine) async throws(ServerKeyRotationError) -> SealedSecretCount {
         let found = try await self.check()
         guard found.unopenable.isEmpty else { throw .unopenable(found.unopenable) }
-        return try await self.run(resealing: true)
+        let count = try await self.run(resealing: true)
+        do {
+            try await AuditLog(client: self.client, logger: self.logger).record(
+                origin.credentialChanged(appID: nil, .serverKey, details: .object([.init("resealed", .integer(Int64(count.previous)))])))
+        } catch {
+            throw .store(error)
+        }
+        return count
     }
 
     private func run(resealing: Bool) async throws(ServerKeyRotationError) -> SealedSecretCount {
@@ -148,6 +156,7 @@ struct SealedTable: Sendable {
             touch: ""
         ),
         SealedTable(name: "deployment_secrets", key: "name", columns: [("sealed", { .deployment(name: $0) })], touch: ", updated_at = now()"),
+        SealedTable(name: "accounts", key: "email", columns: [("totp_secret_sealed", { .totpSecret(email: $0) })], touch: ""),
     ]
 }
 

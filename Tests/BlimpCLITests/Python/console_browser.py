@@ -272,7 +272,8 @@ def run():
         wait_for(f"form{form}")
         for field in fields:
             check(present(f"form{form} [name={field}]"), f"form{form} has no field {field}")
-    check(present("button#app-login-button") and present("button#admin-login-button"), "the sign-in buttons are missing")
+    check(present("button#account-login-button") and present("button#app-login-button") and present("button#admin-login-button"),
+          "the sign-in buttons are missing")
     page_checks("sign-in")
     shot("sign-in")
     status, _, headers = http("GET", f"{APP}/channels")
@@ -688,7 +689,90 @@ def run():
     wait_for("#overview", what=f"{APP} as admin")
     go(f"/console/app/{OTHER_APP_KEY}/channels/{OTHER_CHANNEL}")
     wait_for("#channel", what="the other app's channel as admin")
+    accounts(push_id)
     print(f"push {push_id} done")
+
+
+def sign_in_as(email, password):
+    fill("form#account-login [name=email]", email)
+    fill("form#account-login [name=password]", password)
+    submit("form#account-login")
+    wait_for("#overview", 15, f"the page after {email} signed in")
+    check(path() in (APP, APP + "/"), f"{email} landed on {path()}, not {APP}")
+
+
+def sign_out():
+    submit("form#logout")
+    wait_for("form#account-login", what="the sign-in page after signing out")
+
+
+def accounts(push_id):
+    """People with accounts: a viewer sees but cannot send, a sender sends, and a removed person's open session is
+    refused at its next click."""
+    step("admin: the People page adds a viewer and a sender, each password shown once")
+    go(f"{APP}/people")
+    wait_for("form#add-person", what=f"{APP}/people")
+    page_checks("people")
+    passwords = {}
+    for email, role in [("viewer@example.com", "viewer"), ("sender@example.com", "sender")]:
+        fill("form#add-person [name=email]", email)
+        choose("form#add-person [name=role]", role)
+        submit("form#add-person")
+        passwords[email] = wait_for("#new-secret-value", what=f"the page after adding {email}").text.strip()
+        check(len(passwords[email]) >= 12, f"the password shown for {email} is {passwords[email]!r}")
+    go(f"{APP}/people")
+    people = text("table#people")
+    check("viewer@example.com" in people and "sender@example.com" in people, f"table#people lacks the new people: {people!r}")
+    check(not any(p in driver.page_source for p in passwords.values()), "a password is on the People page again")
+    shot("people")
+    sign_out()
+
+    step("a sender composes and sends (to a tag no phone has)")
+    sign_in_as("sender@example.com", passwords["sender@example.com"])
+    check(present("#nav-compose") and not present("#nav-people"), "a sender's header should offer Compose and not People")
+    go(f"{APP}/compose")
+    wait_for("form#compose", what="compose as a sender")
+    choose("form#compose [name=event]", "update")
+    fill("form#compose [name=name]", NAME)
+    set_value("form#compose [name=content_state]", json.dumps(CONTENT_STATE))
+    choose("form#compose [name=aud_kind_0]", "tag")
+    fill("form#compose [name=aud_group_0]", GROUP)
+    fill("form#compose [name=aud_value_0]", "nobody-has-this-tag")
+    submit("form#compose", "send")
+    check(re.fullmatch(f"{APP}/pushes/{UUID}", path()), f"the sender's send landed on {path()}, not a push page")
+    sign_out()
+
+    step("a viewer sees every page but no compose, cancel or people")
+    sign_in_as("viewer@example.com", passwords["viewer@example.com"])
+    check(not present("#nav-compose") and not present("#nav-people"), "a viewer's header offers Compose or People")
+    check("viewer@example.com" in text("#nav-account"), "the header does not name the viewer")
+    go(f"{APP}/pushes/{push_id}")
+    wait_for("#push-state", what="a push's page as a viewer")
+    check(not present("form#cancel-push"), "a viewer is offered form#cancel-push")
+    go(f"{APP}/schedules")
+    check(not present("form.cancel-schedule"), "a viewer is offered form.cancel-schedule")
+    status, body, _ = http("GET", f"{APP}/compose", headers={"Cookie": cookie()})
+    check(status == 403 and "sender role" in body, f"compose as a viewer answered {status}, not 403 naming the sender role")
+    go(f"{APP}/compose")
+    wait_for("#error", what="compose as a viewer")
+    page_checks("compose refused to a viewer")
+    shot("viewer-compose-refused")
+    go(f"{APP}/channels")
+    wait_for("form#channel-search", what="channels as a viewer")
+
+    step("the admin removes the viewer; the viewer's open session is refused at its next click")
+    jar, token = sign_in_form_outside_browser()
+    status, _, _ = http("POST", "/console/login", {"csrf": token, "admin_token": ADMIN_TOKEN}, jar=jar)
+    check(status == 303, f"the admin's sign-in outside the browser answered {status}")
+    status, body, _ = http("GET", f"{APP}/people", jar=jar)
+    csrf = re.search(r'name="csrf" value="([^"]+)"', body)
+    check(status == 200 and csrf, f"{APP}/people as the admin answered {status}")
+    status, body, _ = http("POST", f"{APP}/people/remove", {"csrf": csrf.group(1), "email": "viewer@example.com"}, jar=jar)
+    check(status == 200 and "removed" in body, f"removing the viewer answered {status}")
+    wait_for("#nav-overview").click()
+    WebDriverWait(driver, 15).until(lambda d: path() == "/console/login")
+    check(not driver.get_cookie("blimp_session") or cookie() == "" or path() == "/console/login",
+          "the removed viewer's click did not lead to the sign-in page")
 
 
 try:
