@@ -628,7 +628,7 @@ CREATE TABLE audit_events (
     id               bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     app_id           bigint,
     at               timestamptz NOT NULL,
-    actor_kind       text NOT NULL CHECK (actor_kind IN ('account', 'api_token', 'master_secret', 'admin_token', 'command_line')),
+    actor_kind       text NOT NULL CHECK (actor_kind IN ('account', 'api_token', 'master_secret', 'admin_token', 'command_line', 'claimed_email')),
     actor_account_id bigint,
     actor_label      text CHECK (octet_length(actor_label) <= 1024),
     actor_token_id   uuid,
@@ -683,4 +683,6 @@ CREATE TABLE account_roles (
 -- keeps the digest of the admin token it signed in with, so rotating BLIMP_ADMIN_TOKEN ends it.
 ALTER TABLE console_sessions ADD COLUMN account_id bigint REFERENCES accounts (id) ON DELETE CASCADE;
 ALTER TABLE console_sessions ADD COLUMN admin_token_sha256 bytea;
+-- Admin sessions from before carry no token digest, so they would be refused: the admin signs in again.
+DELETE FROM console_sessions WHERE app_id IS NULL;
 CREATE INDEX console_sessions_by_account ON console_sessions (account_id) WHERE account_id IS NOT NULL;

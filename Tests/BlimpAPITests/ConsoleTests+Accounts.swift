@@ -143,6 +143,7 @@ extension ConsoleTests {
             let failed = try await AuditLog(client: harness.database, logger: TestDatabase.logger)
                 .list(.deployment, filter: AuditFilter(action: .signInFailed), limit: 50)
             #expect(failed.records.count >= 7)
+            #expect(failed.records.contains { $0.entry.actor == .claimedEmail("ann@example.com") })
             #expect(!failed.records.contains { "\($0.entry)".contains("not the password") || "\($0.entry)".contains(code) })
         }
     }

@@ -66,6 +66,7 @@ struct AuditController: Sendable {
         switch actor {
         case .account(let id, let email): members += [.init("account_id", .integer(id)), .init("email", .string(email))]
         case .apiToken(let id, let name): members += [.init("token_id", .string(id.lowercaseString)), .init("name", .string(name))]
+        case .claimedEmail(let email): members.append(.init("email", .string(email)))
         case .masterSecret, .adminToken, .commandLine: break
         }
         return .object(members)

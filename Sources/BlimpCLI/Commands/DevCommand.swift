@@ -88,6 +88,7 @@ struct DevCommand: AsyncParsableCommand {
             Blimp is running (Ctrl-C stops it).
               API            \(base)
               Console        \(base)/console (sign in with the app key and master secret\(self.listen.adminToken == nil ? "" : ", or BLIMP_ADMIN_TOKEN"))
+              People         blimp accounts create --email E --app-key \(demo.appKey) --role sender (then sign in by email)
               Demo app       \(demo.name) (\(demo.bundleID)), credentials in \(self.stateDir)/demo-app.json
               App key        \(demo.appKey)
               App secret     \(demo.appSecret)

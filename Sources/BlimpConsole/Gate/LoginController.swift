@@ -136,10 +136,9 @@ struct LoginController: Sendable {
         String(decoding: email.lowercased().utf8.prefix(250), as: UTF8.self)
     }
 
-    /// Who a refused attempt claimed to be: the submitted email as an account (id 0: not an account it proved), or the
-    /// credential the form carried.
+    /// Who a refused attempt claimed to be: the submitted email, or the credential the form carried.
     private static func tried(_ form: FormFields, _ label: String?) -> AuditActor {
-        if let label { return .account(id: 0, email: label) }
+        if let label { return .claimedEmail(label) }
         return form["admin_token"] != nil ? .adminToken : .masterSecret
     }
 

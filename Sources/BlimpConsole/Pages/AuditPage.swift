@@ -112,7 +112,7 @@ struct AuditPage: Sendable {
         let entry = record.entry
         let who: String =
             switch entry.actor {
-            case .account(_, let email): email
+            case .account(_, let email), .claimedEmail(let email): email
             case .apiToken(let id, let name): "\(name) (\(id.lowercaseString.prefix(8)))"
             case .masterSecret, .adminToken, .commandLine: Self.words(entry.actor.kind)
             }
@@ -130,6 +130,7 @@ struct AuditPage: Sendable {
         case .masterSecret: "Master secret"
         case .adminToken: "Admin token"
         case .commandLine: "Command line"
+        case .claimedEmail: "Email tried"
         }
     }
 

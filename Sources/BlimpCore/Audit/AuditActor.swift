@@ -13,6 +13,8 @@ public enum AuditActor: Sendable, Equatable, Hashable {
     case adminToken
     /// An operator running `blimp …` at the shell (with the database's credentials).
     case commandLine
+    /// Whoever submitted this email at the console's sign-in and was refused: a claim, not a proved account.
+    case claimedEmail(String)
 
     /// The actor's kind, as stored and filtered by. The schema's CHECK holds the same words.
     public enum Kind: String, Sendable, CaseIterable {
@@ -21,6 +23,7 @@ public enum AuditActor: Sendable, Equatable, Hashable {
         case masterSecret = "master_secret"
         case adminToken = "admin_token"
         case commandLine = "command_line"
+        case claimedEmail = "claimed_email"
     }
 
     public var kind: Kind {
@@ -30,14 +33,16 @@ public enum AuditActor: Sendable, Equatable, Hashable {
         case .masterSecret: .masterSecret
         case .adminToken: .adminToken
         case .commandLine: .commandLine
+        case .claimedEmail: .claimedEmail
         }
     }
 
-    /// What people know the actor by: an account's email, a token's name; `nil` for the others (their kind says it).
+    /// What people know the actor by: an account's or a claimed email, a token's name; `nil` for the others (their kind says it).
     public var label: String? {
         switch self {
         case .account(_, let email): email
         case .apiToken(_, let name): name
+        case .claimedEmail(let email): email
         case .masterSecret, .adminToken, .commandLine: nil
         }
     }
@@ -54,6 +59,9 @@ public enum AuditActor: Sendable, Equatable, Hashable {
         case .masterSecret: self = .masterSecret
         case .adminToken: self = .adminToken
         case .commandLine: self = .commandLine
+        case .claimedEmail:
+            guard let label else { return nil }
+            self = .claimedEmail(label)
         }
     }
 }
