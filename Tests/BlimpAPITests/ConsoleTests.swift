@@ -1,4 +1,5 @@
 import BlimpCore
+import BlimpStore
 import BlimpTestSupport
 import Foundation
 import HTTPTypes
@@ -229,6 +230,10 @@ import Testing
             #expect(statuses.last == .tooManyRequests)
             #expect(statuses.dropLast().allSatisfy { $0 == .unauthorized })
             #expect((10...10 + refilled).contains(statuses.count - 1), "\(statuses.count - 1) failures before the limit, \(refilled) refilled")
+            // Each failure the limit let through is on record; the one it refused is not (a flood would write without bound).
+            let failed = try await AuditLog(client: harness.database, logger: TestDatabase.logger)
+                .list(.deployment, filter: AuditFilter(action: .signInFailed), limit: 100)
+            #expect(failed.records.count == statuses.count - 1)
         }
     }
 

@@ -86,8 +86,9 @@ struct LoginController: Sendable {
         let email = form["email"]
         let label = email.map(Self.label)
         let limited = [address] + (label.map { ["email " + $0] } ?? [])
+        // A refusal by the limit is not recorded: it costs no check, and a row for each would let a flood of requests
+        // write to PostgreSQL without bound. The attempts the limit let through are on record.
         if limited.contains(where: { self.attempts.admit($0) != nil }) {
-            try await self.record(.signInFailed, by: Self.tried(form, label), from: address, details: "rate_limited")
             return try await self.form(
                 request, error: "Too many sign-in attempts. Wait a minute and try again.", appKey: form["app_key"], email: email,
                 status: .tooManyRequests)
