@@ -17,7 +17,7 @@ install_system_packages() {
         as_root apt-get update -qq
         as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
     fi
-    command -v swift >/dev/null || { echo "blimp: swift is not on PATH (install Swift 6.1 or later from swift.org)" >&2; exit 1; }
+    command -v swift >/dev/null || { echo "blimp: swift is not on PATH (install Swift 6.3 from swift.org: the suite runs on 6.3.1, and the dependencies need 6.2 or later)" >&2; exit 1; }
 }
 
 # The official Airship Python library, openapi-core, schemathesis, h2, selenium and PyYAML, which the compatibility,

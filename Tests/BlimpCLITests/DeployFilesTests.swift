@@ -3,8 +3,9 @@ import Foundation
 import Testing
 
 /// deploy/ against the built binary: the YAML parses, every subcommand, flag and variable the files hand `blimp` is one
-/// it has, the env example names every variable it reads, the systemd units verify, and the Dockerfile builds
-/// `blimp` and runs it unprivileged. No container engine or cluster runs here: this is what can be checked without.
+/// it has, the env example names every variable it reads, the systemd units verify, autoscaled Deployments set no
+/// `replicas`, and the Dockerfile's stages are a release build and an unprivileged runtime. No container engine or
+/// cluster runs here, so no image is built: this is what can be checked without.
 @Suite struct DeployFilesTests {
     @Test func everyYAMLFileParses() async throws {
         let files = try await DeployFiles()
@@ -73,6 +74,17 @@ import Testing
         }
     }
 
+    /// A Deployment that an autoscaler scales leaves `replicas` out: every `kubectl apply` would reset the autoscaler's
+    /// count to it.
+    @Test func deploymentsWithAnAutoscalerLeaveTheirReplicasToIt() async throws {
+        let files = try await DeployFiles()
+        #expect(files.autoscaledDeployments == ["blimp-api", "blimp-worker"])
+        for name in files.autoscaledDeployments.sorted() {
+            let deployment = try #require(files.deployments[name], "the autoscaler's target \(name) is no Deployment in deploy/")
+            #expect(deployment.replicas == nil, "\(deployment.file) sets replicas: \(deployment.replicas ?? 0)")
+        }
+    }
+
     /// `systemd-analyze verify` on the units, their binary pointed at the built one (verify checks it is executable),
     /// and `security` holding their sandbox to an exposure of 2.0 or less ("OK").
     @Test func theSystemdUnitsVerify() async throws {
@@ -92,7 +104,9 @@ import Testing
         }
     }
 
-    @Test func theDockerfileBuildsBlimpAndRunsItUnprivileged() async throws {
+    /// What the Dockerfile says, read without a container engine (none runs where the suite does): a release build of
+    /// `blimp` in one stage, copied into a runtime stage that runs it as a user other than root.
+    @Test func theDockerfileHasAReleaseBuildStageAndAnUnprivilegedRuntimeStage() async throws {
         let instructions = DeployFiles.dockerInstructions(try await DeployFiles().dockerfile)
         let stages = instructions.split(omittingEmptySubsequences: false) { $0.hasPrefix("FROM ") }.dropFirst()
         #expect(stages.count == 2, "a build stage and a runtime stage")

@@ -38,6 +38,10 @@ struct DeployFiles {
     private(set) var yamlFiles: [String] = []
     /// The Dockerfile's text.
     private(set) var dockerfile = ""
+    /// The Deployments, by name, with the file and their `replicas` (nil when left out).
+    private(set) var deployments: [String: (file: String, replicas: Int?)] = [:]
+    /// The Deployments a HorizontalPodAutoscaler scales, by name.
+    private(set) var autoscaledDeployments: Set<String> = []
 
     /// Reads every file under `folder`.
     init(folder: URL = Self.folder) async throws {
@@ -72,6 +76,17 @@ struct DeployFiles {
             }
         }
         switch object["kind"] as? String {
+        case "HorizontalPodAutoscaler":
+            if let target = (object["spec"] as? [String: Any])?["scaleTargetRef"] as? [String: Any], target["kind"] as? String == "Deployment",
+                let name = target["name"] as? String
+            {
+                self.autoscaledDeployments.insert(name)
+            }
+        case "Deployment":
+            if let name = (object["metadata"] as? [String: Any])?["name"] as? String {
+                self.deployments[name] = (file, (object["spec"] as? [String: Any])?["replicas"] as? Int)
+            }
+            self.readPodSpecs(in: object, file: file)
         case "ConfigMap", "Secret":
             for key in ["data", "stringData"] {
                 for name in (object[key] as? [String: Any] ?? [:]).keys { self.variables.append((file, name)) }
