@@ -67,6 +67,25 @@ final class PostgresServer: @unchecked Sendable {
         throw CLIExpectationFailed("PostgreSQL did not start: \(self.log.suffix(2000))")
     }
 
+    /// Turns TLS on (`ssl = on`) with `certificates`' server certificate and key, and restarts the server. Plain
+    /// connections are still accepted: what a client requires is its own `sslmode`.
+    func enableTLS(_ certificates: TestCertificates) async throws {
+        for (source, name) in [(certificates.certificate, "server.crt"), (certificates.key, "server.key")] {
+            let target = self.folder.appendingPathComponent(name)
+            try FileManager.default.copyItem(at: source, to: target)
+            chmod(target.path, 0o600)
+            if getuid() == 0, try await Self.run("/usr/bin/chown", ["postgres:postgres", target.path]).status != 0 {
+                throw CLIExpectationFailed("cannot give \(target.path) to the postgres user")
+            }
+        }
+        let configuration = try FileHandle(forWritingTo: self.folder.appendingPathComponent("postgresql.conf"))
+        try configuration.seekToEnd()
+        try configuration.write(contentsOf: Data("\nssl = on\n".utf8))
+        try configuration.close()
+        await self.stop()
+        try await self.start()
+    }
+
     /// A fast shutdown (SIGINT: sessions are ended, the server stops at once), waiting for the postmaster to exit.
     func stop() async {
         guard let postmaster = self.postmaster else { return }

@@ -1,3 +1,4 @@
+import BlimpTestSupport
 import Foundation
 import Testing
 
@@ -89,5 +90,58 @@ import Testing
                 "time_zones", "schedules", "schedule_firings", "live_activity_types", "audit_events", "accounts", "account_roles",
             ]
         )
+    }
+}
+
+/// libpq's `sslrootcert`, `connect_timeout` and `application_name` in `DATABASE_URL`.
+@Suite struct DatabaseURLOptionsTests {
+    @Test func readsTheCAFileTheTimeoutAndTheApplicationName() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("blimp-url-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let certificates = try TestCertificates(in: folder)
+        let url = try DatabaseURL(
+            "postgres://u:secret@db/blimp?sslmode=verify-full&sslrootcert=\(certificates.authority.path)&connect_timeout=3&application_name=blimp-api%201")
+        #expect(url.tlsMode == .verifyFull)
+        #expect(url.rootCertificates?.count == 1)
+        #expect(url.connectTimeout == .seconds(3))
+        #expect(url.applicationName == "blimp-api 1")
+        #expect(url.clientConfiguration().options.connectTimeout == .seconds(3))
+        #expect(try url.connectionConfiguration().options.connectTimeout == .seconds(3))
+        #expect(url.startupParameters(statementTimeout: nil).map { "\($0)=\($1)" } == ["jit=off", "application_name=blimp-api 1"])
+        // Through a transaction pooler the name is still sent: PgBouncer keeps it for each client.
+        let pooled = try DatabaseURL("postgres://u@db/blimp?pooler=transaction&application_name=blimp")
+        #expect(pooled.startupParameters(statementTimeout: .seconds(1)).map { "\($0)=\($1)" } == ["application_name=blimp"])
+        // As in libpq, `require` with a CA file verifies the certificate (not the host name).
+        #expect(try DatabaseURL("postgres://u@db/blimp?sslmode=require&sslrootcert=\(certificates.authority.path)").rootCertificates?.count == 1)
+    }
+
+    @Test func defaultsToTenSecondsAndNoName() throws {
+        let url = try DatabaseURL("postgres://u@db/blimp?sslmode=verify-ca")
+        #expect(url.tlsMode == .verifyCA && url.rootCertificates == nil)
+        #expect(url.connectTimeout == .seconds(10))
+        #expect(url.applicationName == nil)
+    }
+
+    @Test(arguments: [
+        ("connect_timeout=0", "connect_timeout must be whole seconds from 1 to 3600"),
+        ("connect_timeout=-5", "connect_timeout must be whole seconds from 1 to 3600"),
+        ("connect_timeout=2.5", "connect_timeout must be whole seconds from 1 to 3600"),
+        ("connect_timeout=3601", "connect_timeout must be whole seconds from 1 to 3600"),
+        ("connect_timeout=", "connect_timeout must be whole seconds from 1 to 3600"),
+        ("application_name=", "application_name must be 1 to 63 printable ASCII characters"),
+        ("application_name=caf%C3%A9", "application_name must be 1 to 63 printable ASCII characters"),
+        ("application_name=\(String(repeating: "a", count: 64))", "application_name must be 1 to 63 printable ASCII characters"),
+        ("sslmode=verify-ca&sslrootcert=/nonexistent/ca.pem", "sslrootcert: cannot read /nonexistent/ca.pem"),
+        ("sslmode=verify-full&sslrootcert=/etc/passwd", "sslrootcert: /etc/passwd holds no PEM certificate"),
+        ("sslrootcert=/etc/ssl/certs/ca-certificates.crt", "sslrootcert needs sslmode=verify-ca or verify-full"),
+        ("sslmode=verify_full", "sslmode must be one of disable, prefer, require, verify-ca, verify-full"),
+    ])
+    func refusesBadOptionsClearly(_ query: String, _ message: String) {
+        #expect {
+            try DatabaseURL("postgres://u:secret@db/blimp?\(query)")
+        } throws: { error in
+            guard case DatabaseError.invalidURL = error else { return false }
+            return "\(error)".contains(message) && !"\(error)".contains("secret")
+        }
     }
 }

@@ -3,16 +3,20 @@ import Foundation
 import NIOSSL
 import PostgresNIO
 
-/// A PostgreSQL connection URL, as in `DATABASE_URL`: `postgres://user[:password]@host[:port]/database[?sslmode=…]`.
+/// A PostgreSQL connection URL, as in `DATABASE_URL`: `postgres://user[:password]@host[:port]/database[?option=…&…]`.
 ///
-/// `sslmode` follows libpq: `disable` (the default), `prefer` and `require` (encrypted, not verified), `verify-full`
-/// (encrypted, certificate and host name verified against the system's trust roots). `pooler=transaction` says the
-/// URL reaches PostgreSQL through a connection pooler in transaction mode, such as PgBouncer's (``pooled``).
+/// The options follow libpq's names. `sslmode`: `disable` (the default), `prefer` and `require` (encrypted, not
+/// verified), `verify-ca` (encrypted, the certificate verified) and `verify-full` (the host name too). `sslrootcert`:
+/// a PEM file of the CAs to verify against, read when the URL is parsed, instead of the system's trust roots; as in
+/// libpq, with `require` it verifies as `verify-ca` does. `connect_timeout`: seconds to wait for a connection (1 to
+/// 3600; 10 by default). `application_name`: the name the server shows in `pg_stat_activity`. `pooler=transaction`
+/// says the URL reaches PostgreSQL through a connection pooler in transaction mode, such as PgBouncer's (``pooled``).
 public struct DatabaseURL: Sendable, CustomStringConvertible {
-    public enum TLSMode: String, Sendable {
+    public enum TLSMode: String, Sendable, CaseIterable {
         case disable
         case prefer
         case require
+        case verifyCA = "verify-ca"
         case verifyFull = "verify-full"
     }
 
@@ -22,13 +26,23 @@ public struct DatabaseURL: Sendable, CustomStringConvertible {
     public let password: String?
     public let database: String
     public let tlsMode: TLSMode
+    /// `sslrootcert`: the CA certificates the server's must chain to, instead of the system's trust roots.
+    public let rootCertificates: [NIOSSLCertificate]?
+    /// `connect_timeout`: how long opening a connection may take.
+    public let connectTimeout: Duration
+    /// `application_name`: sent when each connection starts, shown in `pg_stat_activity`.
+    public let applicationName: String?
     /// Whether the URL goes through a pooler in transaction mode, which hands each transaction whichever server
-    /// connection is free: then no startup parameter is sent (PgBouncer refuses them, or drops them when told to
-    /// ignore them), statements are not prepared by name, and what needs a session of its own (LISTEN, migrations'
-    /// advisory lock) must connect to PostgreSQL directly.
+    /// connection is free: then no startup parameter is sent but `application_name` (PgBouncer refuses the others, or
+    /// drops them when told to ignore them; it keeps that one for each client), statements are not prepared by name,
+    /// and what needs a session of its own (LISTEN, migrations' advisory lock) must connect to PostgreSQL directly.
     public let pooled: Bool
 
-    /// Parses `text`; the error never repeats the password.
+    /// The query options the URL may carry, for error messages.
+    static let options =
+        "sslmode=disable|prefer|require|verify-ca|verify-full, sslrootcert=FILE, connect_timeout=SECONDS, application_name=NAME and pooler=transaction"
+
+    /// Parses `text`, reading the `sslrootcert` file it names; the error never repeats the password.
     public init(_ text: String) throws(DatabaseError) {
         guard let components = URLComponents(string: text),
             components.scheme == "postgres" || components.scheme == "postgresql"
@@ -40,14 +54,22 @@ public struct DatabaseURL: Sendable, CustomStringConvertible {
         let database = String(components.path.dropFirst())
         guard !database.isEmpty, !database.contains("/") else { throw .invalidURL("it names no database") }
         var tlsMode = TLSMode.disable
+        var rootCertificateFile: String?
+        var connectTimeout = Duration.seconds(10)
+        var applicationName: String?
         var pooled = false
         for item in components.queryItems ?? [] {
-            if item.name == "sslmode", let mode = item.value.flatMap(TLSMode.init(rawValue:)) {
+            switch (item.name, item.value ?? "") {
+            case ("sslmode", let value):
+                guard let mode = TLSMode(rawValue: value) else {
+                    throw .invalidURL("sslmode must be one of \(TLSMode.allCases.map(\.rawValue).joined(separator: ", "))")
+                }
                 tlsMode = mode
-            } else if item.name == "pooler", item.value == "transaction" {
-                pooled = true
-            } else {
-                throw .invalidURL("the query options are sslmode=disable|prefer|require|verify-full and pooler=transaction")
+            case ("sslrootcert", let path) where !path.isEmpty: rootCertificateFile = path
+            case ("connect_timeout", let value): connectTimeout = try Self.connectTimeout(value)
+            case ("application_name", let name): applicationName = try Self.applicationName(name)
+            case ("pooler", "transaction"): pooled = true
+            default: throw .invalidURL("the query options are \(Self.options)")
             }
         }
         self.host = host
@@ -56,7 +78,40 @@ public struct DatabaseURL: Sendable, CustomStringConvertible {
         self.password = components.password?.removingPercentEncoding
         self.database = database.removingPercentEncoding ?? database
         self.tlsMode = tlsMode
+        self.rootCertificates = try rootCertificateFile.map { path throws(DatabaseError) in try Self.certificates(in: path, for: tlsMode) }
+        self.connectTimeout = connectTimeout
+        self.applicationName = applicationName
         self.pooled = pooled
+    }
+
+    /// `connect_timeout`'s whole seconds, 1 to 3600 (libpq's 0, wait for ever, is refused: a process should learn
+    /// that its database is unreachable).
+    private static func connectTimeout(_ value: String) throws(DatabaseError) -> Duration {
+        guard let seconds = Int(value), (1...3600).contains(seconds) else {
+            throw .invalidURL("connect_timeout must be whole seconds from 1 to 3600")
+        }
+        return .seconds(seconds)
+    }
+
+    /// `application_name` as PostgreSQL keeps it whole: printable ASCII, at most 63 bytes (it cuts longer names
+    /// and turns other characters into `?`).
+    private static func applicationName(_ name: String) throws(DatabaseError) -> String {
+        guard !name.isEmpty, name.utf8.count <= 63, name.utf8.allSatisfy({ (0x20...0x7E).contains($0) }) else {
+            throw .invalidURL("application_name must be 1 to 63 printable ASCII characters")
+        }
+        return name
+    }
+
+    /// The certificates of the `sslrootcert` file, which only a mode that verifies the server uses.
+    private static func certificates(in path: String, for mode: TLSMode) throws(DatabaseError) -> [NIOSSLCertificate] {
+        guard mode == .require || mode == .verifyCA || mode == .verifyFull else {
+            throw .invalidURL("sslrootcert needs sslmode=verify-ca or verify-full (or require, which it then verifies as verify-ca)")
+        }
+        guard FileManager.default.isReadableFile(atPath: path) else { throw .invalidURL("sslrootcert: cannot read \(path)") }
+        guard let certificates = try? NIOSSLCertificate.fromPEMFile(path), !certificates.isEmpty else {
+            throw .invalidURL("sslrootcert: \(path) holds no PEM certificate")
+        }
+        return certificates
     }
 
     /// The URL without its password, safe to log.
@@ -81,6 +136,7 @@ public struct DatabaseURL: Sendable, CustomStringConvertible {
             }
         var configuration = PostgresClient.Configuration(
             host: self.host, port: self.port, username: self.username, password: self.password, database: self.database, tls: tls)
+        configuration.options.connectTimeout = self.connectTimeout
         configuration.options.additionalStartupParameters = self.startupParameters(statementTimeout: statementTimeout)
         return configuration
     }
@@ -96,30 +152,39 @@ public struct DatabaseURL: Sendable, CustomStringConvertible {
             }
         var configuration = PostgresConnection.Configuration(
             host: self.host, port: self.port, username: self.username, password: self.password, database: self.database, tls: tls)
+        configuration.options.connectTimeout = .milliseconds(self.connectTimeout.wholeMilliseconds)
         configuration.options.additionalStartupParameters = self.startupParameters(statementTimeout: nil)
         return configuration
     }
 
-    /// `jit=off`, and `statement_timeout` in milliseconds when given; none through a transaction pooler.
+    /// `jit=off`, `statement_timeout` in milliseconds when given, and `application_name` when the URL names one;
+    /// through a transaction pooler only `application_name`.
     func startupParameters(statementTimeout: Duration?) -> [(String, String)] {
-        guard !self.pooled else { return [] }
-        guard let statementTimeout else { return [("jit", "off")] }
-        return [("jit", "off"), ("statement_timeout", "\(statementTimeout.wholeMilliseconds)")]
+        var parameters: [(String, String)] = []
+        if !self.pooled {
+            parameters.append(("jit", "off"))
+            if let statementTimeout { parameters.append(("statement_timeout", "\(statementTimeout.wholeMilliseconds)")) }
+        }
+        if let applicationName = self.applicationName { parameters.append(("application_name", applicationName)) }
+        return parameters
     }
 
     /// The TLS that `sslmode` asks for, and whether a server without TLS is refused; `nil` for plain text.
     private var tlsConfiguration: (TLSConfiguration, required: Bool)? {
         switch self.tlsMode {
         case .disable: nil
-        case .prefer: (Self.unverifiedTLS, required: false)
-        case .require: (Self.unverifiedTLS, required: true)
-        case .verifyFull: (.makeClientConfiguration(), required: true)
+        case .prefer: (self.verifying(.none), required: false)
+        case .require: (self.verifying(self.rootCertificates == nil ? .none : .noHostnameVerification), required: true)
+        case .verifyCA: (self.verifying(.noHostnameVerification), required: true)
+        case .verifyFull: (self.verifying(.fullVerification), required: true)
         }
     }
 
-    private static var unverifiedTLS: TLSConfiguration {
+    /// A client configuration that verifies the server as `verification` says, against `sslrootcert`'s CAs when given.
+    private func verifying(_ verification: CertificateVerification) -> TLSConfiguration {
         var configuration = TLSConfiguration.makeClientConfiguration()
-        configuration.certificateVerification = .none
+        configuration.certificateVerification = verification
+        if let rootCertificates = self.rootCertificates { configuration.trustRoots = .certificates(rootCertificates) }
         return configuration
     }
 }
