@@ -171,7 +171,7 @@ let package = Package(
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
             ]
         ),
-        // `bench/apns-client.sh`'s sender: Blimp's APNs client at full speed, beside the peers in ../shared/bench.
+        // `bench/apns-client.sh`'s sender: Blimp's APNs client at full speed, beside the Go peer in bench/peers.
         .executableTarget(
             name: "apns-client-bench",
             dependencies: [

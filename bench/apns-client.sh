@@ -1,19 +1,17 @@
 #!/usr/bin/env bash
-# Blimp's APNs client beside the peers in ../shared/bench (go-apns-blast, aioapns), in one run, against the same two
-# endpoints: `blimp apns-sim` and nghttpd (a C HTTP/2 server: the fastest endpoint here, so it measures the senders
-# alone; it answers 200 with an empty body from an empty file per token). h2load gives each endpoint's own ceiling.
-# Same payload (the WWDC23 update), priority 10, a new 64-hex token per request, over TLS on loopback. Prints a table.
-# aioapns runs against the simulator only: it drops connections whose answers lack an `apns-id`, as nghttpd's do.
+# Blimp's APNs client beside a Go peer, in one run, against the same two endpoints: `blimp apns-sim` and nghttpd (a C
+# HTTP/2 server: the fastest endpoint here, so it measures the senders alone; it answers 200 with an empty body from
+# an empty file per token). h2load gives each endpoint's own ceiling. The peer is bench/peers/apns-go, built here from
+# its source: Go's net/http HTTP/2 client, the transport Go's APNs libraries (gorush's among them) are built on. Same
+# payload (the WWDC23 update), priority 10, a new 64-hex token per request, over TLS on loopback. Prints a table.
 #
 # Needs: release builds (swift build -c release --product blimp && swift build -c release --product
-# apns-client-bench), Go (apt-get install golang-go), aioapns (pip install aioapns), h2load and nghttpd (Debian
-# nghttp2-client, nghttp2-server), openssl.
-# Usage: bench/apns-client.sh [requests per run, default 100000] [aioapns requests, default 5000]
+# apns-client-bench), Go (apt-get install golang-go), h2load and nghttpd (Debian nghttp2-client, nghttp2-server),
+# openssl, and python3 with cryptography (h2load's provider token).
+# Usage: bench/apns-client.sh [requests per run, default 100000]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 requests=${1:-100000}
-slow_requests=${2:-5000}
-peers=$(cd ../shared/bench/peers && pwd)
 blimp=.build/release/blimp
 bench=.build/release/apns-client-bench
 for tool in "$blimp" "$bench"; do
@@ -22,12 +20,11 @@ done
 for tool in go h2load nghttpd openssl; do
     command -v "$tool" >/dev/null || { echo "missing $tool (see the header of $0)" >&2; exit 1; }
 done
-python3 -c 'import aioapns' 2>/dev/null || { echo "missing aioapns: pip install aioapns" >&2; exit 1; }
 
 work=$(mktemp -d)
 pids=()
 trap 'kill "${pids[@]}" 2>/dev/null || true; rm -rf "$work"' EXIT
-(cd "$peers/go-apns-blast" && GOFLAGS=-mod=mod go build -o "$work/apns-blast" .)
+(cd bench/peers/apns-go && go build -o "$work/apns-go" .)
 openssl ecparam -genkey -name prime256v1 -noout 2>/dev/null | openssl pkcs8 -topk8 -nocrypt -out "$work/key.p8"
 kid=BENCHKEY01 team=BENCHTEAM1 topic=com.example.bench.push-type.liveactivity
 
@@ -39,7 +36,7 @@ pids+=($!)
 wait_for_port "$sim_port"
 mkdir -p "$work/docroot/3/device"
 python3 -c 'import sys; [open("%s/%064x" % (sys.argv[1], i), "w").close() for i in range(1, int(sys.argv[2]) + 2)]' \
-    "$work/docroot/3/device" $((requests > slow_requests ? requests : slow_requests))
+    "$work/docroot/3/device" "$requests"
 nghttpd -d "$work/docroot" -m 1000 -n 1 "$nghttpd_port" "$work/server-key.pem" "$work/server.pem" >/dev/null 2>&1 &
 pids+=($!)
 wait_for_port "$nghttpd_port"
@@ -71,12 +68,8 @@ blimp_run() {
         -n "$requests" -c "$2" -m "$3" | awk '{print $4, $(NF-1)}'
 }
 go_run() {
-    "$work/apns-blast" -url "$1" -ca "$work/ca.pem" -p8 "$work/key.p8" -kid $kid -team $team -topic $topic \
+    "$work/apns-go" -url "$1" -ca "$work/ca.pem" -p8 "$work/key.p8" -kid $kid -team $team -topic $topic \
         -n "$requests" -c "$2" -m "$3" | awk '{print $4, $(NF-1)}'
-}
-aioapns_run() {
-    python3 "$peers/aioapns_peer.py" --url "$1" --ca "$work/ca.pem" --p8 "$work/key.p8" --kid $kid --team $team \
-        --topic $topic -n "$slow_requests" -c "$2" -m "$3" 2>/dev/null | awk '{print $4, $(NF-1)}'
 }
 
 printf '| endpoint | sender | connections | in flight | requests | 200 | requests/s | Blimp ÷ sender |\n'
@@ -86,13 +79,11 @@ for endpoint in "apns-sim https://127.0.0.1:$sim_port" "nghttpd https://127.0.0.
     name=$1 url=$2
     for connections in 1 4; do
         read -r blimp_ok blimp_rate < <(blimp_run "$url" "$connections" 1000)
-        senders="h2load blimp go"; [ "$name" = apns-sim ] && senders="$senders aioapns"
-        for sender in $senders; do
+        for sender in h2load blimp go; do
             if [ "$sender" = blimp ]; then ok=$blimp_ok rate=$blimp_rate; else read -r ok rate < <("${sender}_run" "$url" "$connections" 1000); fi
-            n=$requests; [ "$sender" = aioapns ] && n=$slow_requests
             ratio=$(awk -v a="$blimp_rate" -v b="$rate" 'BEGIN { printf "%.2f", a / b }')
-            label=$sender; [ "$sender" = go ] && label=go-apns-blast; [ "$sender" = blimp ] && label="blimp (BlimpAPNs)"
-            printf '| %s | %s | %s | 1000 | %s | %s | %.0f | %s |\n' "$name" "$label" "$connections" "$n" "$ok" "$rate" "$ratio"
+            label=$sender; [ "$sender" = go ] && label="apns-go (net/http)"; [ "$sender" = blimp ] && label="blimp (BlimpAPNs)"
+            printf '| %s | %s | %s | 1000 | %s | %s | %.0f | %s |\n' "$name" "$label" "$connections" "$requests" "$ok" "$rate" "$ratio"
         done
     done
 done

@@ -2,8 +2,8 @@
 # Dispatch, end to end: `blimp api` → PostgreSQL (fsync on) → `blimp worker` → `blimp apns-sim`, all on this machine,
 # release builds. Three measurements in one run, printed as tables:
 #   1. fan-out: one update by name to N activities (plus M activities of another name, which must get nothing),
-#      tokens per second from the 202 to the last acknowledgement; beside it, go-apns-blast (../shared/bench) sending
-#      N pre-built requests to the same simulator;
+#      tokens per second from the 202 to the last acknowledgement; beside it, bench/peers/apns-go (Go's net/http
+#      HTTP/2 client, built here from its source) sending N pre-built requests to the same simulator;
 #   2. memory: the worker's peak RSS during a fan-out to BIG tokens (0 skips it);
 #   3. latency: K single-token updates one after another, from the API's 202 to the simulator's arrival time.
 # Tokens are seeded with SQL (registration has its own benchmark). Needs Go (apt-get install golang-go).
@@ -19,7 +19,6 @@ others=${2:-10000}
 big=${3:-1000000}
 singles=${4:-1000}
 command -v go >/dev/null || { apt-get install -y golang-go >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y golang-go >/dev/null; }; }
-peers=$(cd ../shared/bench/peers && pwd)
 source bench/setup.sh
 auth="$(field app_key):$(field master_secret)"
 
@@ -30,7 +29,7 @@ start_api "$api_port"
 # shellcheck disable=SC2086 # WORKER_ARGS is a list of flags
 start_worker "$sim_port" ${WORKER_ARGS:-}
 worker=${pids[-1]}
-(cd "$peers/go-apns-blast" && GOFLAGS=-mod=mod go build -o "$work/apns-blast" .)
+(cd bench/peers/apns-go && go build -o "$work/apns-go" .)
 
 # seed NAME COUNT: COUNT channels, each tracking one active activity named NAME.
 seed() {
@@ -77,12 +76,12 @@ counts=$(wait_done "$id")
 end=$(date +%s.%N)
 received=$(accepted)
 blimp_rate=$(python3 -c "print(round($tokens / ($end - $start)))")
-read -r go_ok go_rate < <("$work/apns-blast" -url "https://127.0.0.1:$sim_port" -ca "$work/sim/ca.pem" -p8 "$work/key.p8" \
+read -r go_ok go_rate < <("$work/apns-go" -url "https://127.0.0.1:$sim_port" -ca "$work/sim/ca.pem" -p8 "$work/key.p8" \
     -kid $kid -team $team -topic com.example.bench.push-type.liveactivity -n "$tokens" -c 1 -m 1000 | awk '{print $4, $(NF-1)}')
-printf '| sender | tokens | accepted by the simulator | seconds | tokens/s | Blimp ÷ go-apns-blast |\n|---|---|---|---|---|---|\n'
+printf '| sender | tokens | accepted by the simulator | seconds | tokens/s | Blimp ÷ apns-go |\n|---|---|---|---|---|---|\n'
 printf '| blimp api → worker (202 to last ack) | %s | %s | %.2f | %s | %.2f |\n' "$tokens" "$received" \
     "$(python3 -c "print($end - $start)")" "$blimp_rate" "$(python3 -c "print($blimp_rate / $go_rate)")"
-printf '| go-apns-blast (pre-built requests) | %s | %s | %.2f | %.0f | |\n' "$tokens" "$go_ok" \
+printf '| apns-go (pre-built requests) | %s | %s | %.2f | %.0f | |\n' "$tokens" "$go_ok" \
     "$(python3 -c "print($tokens / $go_rate)")" "$go_rate"
 echo "counts: $counts"
 

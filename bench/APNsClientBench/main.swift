@@ -1,5 +1,5 @@
 // apns-client-bench: sends N Live Activity updates through Blimp's APNs client, with at most M in flight, to any
-// APNs-compatible endpoint, and prints the rate in the same line shape as ../shared/bench's peers.
+// APNs-compatible endpoint, and prints the rate in the same line shape as bench/peers/apns-go.
 //
 //   apns-client-bench --url https://127.0.0.1:2197 --ca ca.pem --p8 AuthKey.p8 [-n 100000] [-c 4] [-m 1000] [-s 200]
 //
@@ -53,7 +53,7 @@ struct Options {
     }
 }
 
-/// The WWDC23 sample update the peers send.
+/// The WWDC23 sample update the peer sends.
 let payload = Array(
     #"{"aps":{"timestamp":1685952000,"event":"update","content-state":{"currentHealthLevel":0.941,"eventDescription":"Power Panda found a sword!"}}}"#
         .utf8
@@ -77,7 +77,7 @@ configuration.maxConnections = options.connections
 configuration.maxStreamsPerConnection = options.streams
 let client = try APNsClient(configuration: configuration, logger: Logger(label: "apns-client-bench"))
 
-// One request first, as the peers do: it opens a connection and lifts the stream limit.
+// One request first, as the peer does: it opens a connection and lifts the stream limit.
 _ = await client.send(request(0, topic: options.topic), key: key, environment: .production)
 
 let next = Atomic(0)

@@ -1,0 +1,3 @@
+module blimp.bench/apns-go
+
+go 1.19
