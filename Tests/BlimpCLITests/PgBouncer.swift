@@ -29,11 +29,14 @@ final class PgBouncer: @unchecked Sendable {
         self.port = port
     }
 
-    /// `serverURL` through this PgBouncer: `postgres://user@127.0.0.1:port/database?pooler=transaction`.
+    /// `serverURL` through this PgBouncer: `postgres://user@127.0.0.1:port/database?pooler=transaction&application_name=…`
+    /// (the one startup parameter Blimp sends through a pooler, which PgBouncer keeps for each client).
     func url(for serverURL: String) -> String {
         var components = URLComponents(string: serverURL)!
         (components.host, components.port, components.password) = ("127.0.0.1", self.port, nil)
-        components.queryItems = [URLQueryItem(name: "pooler", value: "transaction")]
+        components.queryItems = [
+            URLQueryItem(name: "pooler", value: "transaction"), URLQueryItem(name: "application_name", value: "blimp-through-pgbouncer"),
+        ]
         return components.string!
     }
 
