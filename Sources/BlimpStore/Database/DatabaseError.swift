@@ -1,4 +1,5 @@
 import NIOCore
+import NIOSSL
 import PostgresNIO
 
 /// A database problem, described in one line without secrets.
@@ -39,6 +40,12 @@ public enum DatabaseError: Error, CustomStringConvertible {
             case .serverClosedConnection, .clientClosedConnection: return "the connection was closed"
             default: return "\(error.code)"
             }
+        }
+        if let error = error as? NIOSSLError, "\(error)".contains("CERTIFICATE_VERIFY_FAILED") {
+            return "the server's TLS certificate is not from a trusted CA (CERTIFICATE_VERIFY_FAILED; sslrootcert names the CA file to trust)"
+        }
+        if let error = error as? NIOSSLExtraError, error == .failedToValidateHostname {
+            return "the server's TLS certificate is not for this host name (sslmode=verify-full checks it; verify-ca does not)"
         }
         if let error = error as? NIOConnectionError, let first = error.connectionErrors.first {
             return Self.reason(for: first.error)
