@@ -212,3 +212,17 @@ extension ConsoleTests {
         }
     }
 }
+
+extension ConsoleTests {
+    /// A sign-in whose email PostgreSQL could not store (a NUL byte) is a 400 before any check, limit or record, and
+    /// the person's next sign-in works.
+    @Test func aSignInWithANulInTheEmailIsABadRequest() async throws {
+        try await APIHarness.run { harness, client in
+            try await Self.addAccount(harness, "someone@example.com", harness.scores.app, .viewer)
+            let hostile = try await Self.signIn(client, email: "someone\u{0}@example.com")
+            #expect(hostile.page.status == .badRequest && hostile.page.text.contains("NUL"))
+            #expect(hostile.session == nil)
+            #expect(try await Self.signIn(client, email: "someone@example.com").session != nil)
+        }
+    }
+}
