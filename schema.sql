@@ -714,7 +714,6 @@ WHERE datname = current_database() AND usename = current_user AND pid <> pg_back
 ALTER TABLE delivery_outcomes RENAME TO delivery_outcomes_unpartitioned;
 ALTER INDEX delivery_outcomes_by_channel RENAME TO delivery_outcomes_unpartitioned_by_channel;
 ALTER INDEX delivery_outcomes_by_push RENAME TO delivery_outcomes_unpartitioned_by_push;
-ALTER INDEX delivery_outcomes_by_time RENAME TO delivery_outcomes_unpartitioned_by_time;
 CREATE TABLE delivery_outcomes (
     app_id         bigint NOT NULL,
     id             bigint GENERATED ALWAYS AS IDENTITY,
