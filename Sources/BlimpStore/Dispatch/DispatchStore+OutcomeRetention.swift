@@ -43,11 +43,13 @@ extension DispatchStore {
         for table in AgedRows.allCases {
             for appID in appIDs {
                 let cutoff = cutoffs[appID] ?? (table == .outcomes ? defaultBoundary : defaultCutoff)
-                while ContinuousClock.now < deadline {
-                    let batch = try await table.deleteBatch(appID: appID, before: cutoff, on: self.client, logger: self.logger)
-                    deleted += batch
-                    if batch < AgedRows.batch { break }
-                }
+                var after: AgedRows.Key?
+                repeat {
+                    guard ContinuousClock.now < deadline else { break }
+                    let batch = try await table.deleteBatch(appID: appID, before: cutoff, after: after, on: self.client, logger: self.logger)
+                    deleted += batch.deleted
+                    after = batch.last
+                } while after != nil
             }
         }
         let drained = try await UnpartitionedOutcomes(client: self.client, logger: self.logger)
