@@ -74,7 +74,7 @@ start=$(now)
 "$blimp" migrate --log-level info 2>"$work/migrate.log" >/dev/null
 end=$(now)
 sleep 3
-kill -INT "$pgbench"
+kill -TERM "$pgbench"
 wait "$pgbench" 2>/dev/null || true
 sql "SELECT version, name, applied_at FROM schema_migrations WHERE version > $previous ORDER BY version" >"$work/applied"
 index_done=$(sql "SELECT extract(epoch FROM applied_at) FROM schema_migrations WHERE version = $previous + 1")
