@@ -41,8 +41,9 @@ struct APICommand: AsyncParsableCommand {
 
 /// The API process's services: the database clients, which must run first, the API, and the janitor that deletes
 /// expired Live Activities, idempotency keys, nonces and console sessions, creates delivery outcomes' day partitions
-/// ahead, deletes old delivery outcomes and send tallies, and refreshes the console's rollups; and the APNs channel-management client live activity channels are created and
-/// deleted with (the API sends no pushes), for the caller to shut down after the services.
+/// ahead, deletes old delivery outcomes and send tallies, and refreshes the console's rollups; and the APNs
+/// channel-management client live activity channels are created and deleted with (the API sends no pushes), for the
+/// caller to shut down after the services.
 struct APIServices {
     let database: PostgresClient
     let janitorDatabase: PostgresClient
