@@ -30,6 +30,21 @@ import Testing
         }
     }
 
+    /// A long read of the outcomes holds the DEFAULT partition, which creating a day must lock: the janitor gives up
+    /// after the lock timeout instead of queueing the workers' inserts behind it, and creates the days next round.
+    @Test func aDayWhosePartitionIsHeldIsLeftForTheNextRound() async throws {
+        try await TestDatabase.withFreshDatabase { _, client in
+            let store = DispatchStore(client: client, logger: TestDatabase.logger)
+            try await client.withTransaction(logger: TestDatabase.logger) { reader in
+                try await reader.query("SELECT count(*) FROM delivery_outcomes", logger: TestDatabase.logger)
+                let start = ContinuousClock.now
+                #expect(try await store.createOutcomePartitions(now: Self.now) == 0)
+                #expect(ContinuousClock.now - start < .seconds(10))
+            }
+            #expect(try await store.createOutcomePartitions(now: Self.now) == 1 + DispatchStore.outcomePartitionsAhead)
+        }
+    }
+
     /// Days 1 to 10 January hold an outcome and a tally an hour for three apps: one on the default retention (five days),
     /// one kept a day, one kept eight. The first day is older than every cutoff and is dropped; the others' older rows
     /// go by rows: the short and long retentions to their cutoff, the default to its day.

@@ -70,14 +70,17 @@ struct OutcomePartitions: Sendable {
     }
 
     /// Creates a partition for each UTC day from `first`'s through `last`'s that no partition covers yet, moving into
-    /// it any rows of its day that the DEFAULT partition took meanwhile; returns how many were created. A day whose
-    /// lock is not had in time is left for the next call.
+    /// it any rows of its day that the DEFAULT partition took meanwhile; returns how many were created. When a day's
+    /// lock is not had in time, it and the days after are left for the next call.
     func create(from first: Date, through last: Date) async throws(StoreError) -> Int {
         let existing = try await self.list()
         var created = 0
         var day = Self.startOfDay(first)
         while day <= last {
-            if !existing.contains(where: { $0.start <= day && day < $0.end }), try await self.create(day: day) { created += 1 }
+            if !existing.contains(where: { $0.start <= day && day < $0.end }) {
+                guard try await self.create(day: day) else { break }
+                created += 1
+            }
             day += Self.day
         }
         return created
