@@ -73,17 +73,20 @@ struct OutcomePartitions: Sendable {
     /// it any rows of its day that the DEFAULT partition took meanwhile; returns how many were created. When a day's
     /// lock is not had in time, it and the days after are left for the next call.
     func create(from first: Date, through last: Date) async throws(StoreError) -> Int {
-        let existing = try await self.list()
         var created = 0
-        var day = Self.startOfDay(first)
-        while day <= last {
-            if !existing.contains(where: { $0.start <= day && day < $0.end }) {
-                guard try await self.create(day: day) else { break }
-                created += 1
-            }
-            day += Self.day
+        for day in try await self.missingDays(from: first, through: last) {
+            guard try await self.create(day: day) else { break }
+            created += 1
         }
         return created
+    }
+
+    /// The starts of the UTC days from `first`'s through `last`'s that no partition covers.
+    func missingDays(from first: Date, through last: Date) async throws(StoreError) -> [Date] {
+        let existing = try await self.list()
+        return stride(from: Self.startOfDay(first), through: last, by: Self.day).filter { day in
+            !existing.contains { $0.start <= day && day < $0.end }
+        }
     }
 
     /// Creates the partition of the day starting at `start` in one transaction: a table like the parent, filled with

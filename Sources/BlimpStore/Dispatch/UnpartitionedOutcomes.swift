@@ -21,14 +21,18 @@ struct UnpartitionedOutcomes: Sendable {
     }
 
     /// Moves rows until `deadline`, newer than their app's cutoff (`cutoffs`, else `defaultCutoff`), creating the day
-    /// partitions they go to first; drops the table once every app's are moved. Does nothing once the table is gone.
+    /// partitions they go to first (none moves until every such day has its partition: rows moved into the DEFAULT
+    /// partition would have to be moved again, under its lock); drops the table once every app's are moved. Does
+    /// nothing once the table is gone.
     func drain(
         appIDs: [Int64], defaultCutoff: Date, cutoffs: [Int64: Date], deadline: ContinuousClock.Instant
     ) async throws(StoreError) -> Progress {
         var progress = Progress()
         guard try await self.remains() else { return progress }
         let partitions = OutcomePartitions(client: self.client, logger: self.logger)
-        _ = try await partitions.create(from: cutoffs.values.reduce(defaultCutoff, min), through: Date())
+        let (first, now) = (cutoffs.values.reduce(defaultCutoff, min), Date())
+        _ = try await partitions.create(from: first, through: now)
+        guard try await partitions.missingDays(from: first, through: now).isEmpty else { return progress }
         for appID in appIDs {
             var through = Date.distantFuture
             while true {
