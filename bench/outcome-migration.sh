@@ -100,12 +100,16 @@ done
 end=$(now)
 python3 - "$work/api.log" <<'EOF'
 import json, sys
+moved = rounds = 0
 for line in open(sys.argv[1]):
     try: entry = json.loads(line)
     except ValueError: continue
     message = entry.get("message", "")
+    if "moved into partitions" in message:
+        moved, rounds = moved + int(entry["count"]), rounds + 1
     if "moved into partitions" in message or "drained and dropped" in message or "partitions created" in message or "partition dropped" in message:
         print(entry.get("time", ""), message, {k: v for k, v in entry.items() if k not in ("time", "message", "level", "label", "source")})
+print(f"moved by the janitor: {moved} outcomes in {rounds} rounds")
 EOF
 echo "janitor: $(seconds "$start" "$end") s; old table $(sql "SELECT CASE WHEN to_regclass('delivery_outcomes_unpartitioned') IS NULL THEN 'dropped' ELSE 'still there' END");" \
     "$(sql "SELECT count(*) FROM delivery_outcomes") outcomes in $(sql "SELECT count(*) FROM pg_inherits WHERE inhparent = 'delivery_outcomes'::regclass") partitions" \
