@@ -686,3 +686,67 @@ ALTER TABLE console_sessions ADD COLUMN admin_token_sha256 bytea;
 -- Admin sessions from before carry no token digest, so they would be refused: the admin signs in again.
 DELETE FROM console_sessions WHERE app_id IS NULL;
 CREATE INDEX console_sessions_by_account ON console_sessions (account_id) WHERE account_id IS NOT NULL;
+
+-- version 22, no transaction: delivery outcomes by time, ahead of their move into day partitions
+-- The next version moves the last two hours of outcomes into the partitioned table at once, and the janitor moves the
+-- rest newest first (DispatchStore.trimOutcomes): both find an app's outcomes by time through this index, built here
+-- without holding writes back. It goes with the old table once that is drained.
+DROP INDEX CONCURRENTLY IF EXISTS delivery_outcomes_by_time;
+CREATE INDEX CONCURRENTLY delivery_outcomes_by_time ON delivery_outcomes (app_id, sent_at);
+
+-- version 23: delivery outcomes partitioned by day
+-- Outcomes are kept by age (DispatchStore.trimOutcomes): whole days are dropped as partitions instead of deleted row
+-- by row. The primary key is a surrogate id with the partition key, led by app_id; it is also the index the trim
+-- deletes an app's older rows through. The janitor creates each day's partition days ahead (OutcomePartitions);
+-- the DEFAULT partition takes any row no day partition holds (the janitor stopped for days, or a database restored
+-- from an old copy), so an insert never fails for want of a partition, and the janitor moves such rows into their
+-- day's partition when it creates it. delivery_outcomes_upgrade holds the three days around this upgrade.
+-- The old table is renamed aside, not rewritten: readers see the new table only, which holds the last two hours
+-- from the start (what priority budgets count), and the janitor moves the older rows still within their retention,
+-- newest first, in short batches, then drops the old table with the rest. The previous release's trim, which runs for
+-- minutes on a large table and would hold the rename (and every insert queued behind it) until it ends, is
+-- cancelled first; it deletes by ctid, which is only unique within a partition, and stays correct on the new table
+-- while every row is in delivery_outcomes_upgrade: finish the rollout within a day.
+SET LOCAL lock_timeout = '10s';
+SELECT pg_cancel_backend(pid) FROM pg_stat_activity
+WHERE datname = current_database() AND usename = current_user AND pid <> pg_backend_pid()
+  AND query LIKE '%DELETE FROM delivery_outcomes d%row_number() OVER (PARTITION BY app_id, channel_id, token%';
+ALTER TABLE delivery_outcomes RENAME TO delivery_outcomes_unpartitioned;
+ALTER INDEX delivery_outcomes_by_channel RENAME TO delivery_outcomes_unpartitioned_by_channel;
+ALTER INDEX delivery_outcomes_by_push RENAME TO delivery_outcomes_unpartitioned_by_push;
+CREATE TABLE delivery_outcomes (
+    app_id         bigint NOT NULL,
+    id             bigint GENERATED ALWAYS AS IDENTITY,
+    push_id        uuid NOT NULL,
+    token          text NOT NULL,
+    channel_id     uuid,
+    status         smallint NOT NULL,
+    reason         text,
+    apns_id        uuid,
+    apns_unique_id uuid,
+    priority       smallint,
+    sent_at        timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (app_id, sent_at, id)
+) PARTITION BY RANGE (sent_at);
+CREATE INDEX delivery_outcomes_by_channel ON delivery_outcomes (app_id, channel_id, sent_at DESC);
+CREATE INDEX delivery_outcomes_by_push ON delivery_outcomes (app_id, push_id);
+CREATE TABLE delivery_outcomes_default PARTITION OF delivery_outcomes DEFAULT;
+CREATE TABLE delivery_outcomes_upgrade PARTITION OF delivery_outcomes
+    FOR VALUES FROM (date_trunc('day', now(), 'UTC') - interval '24 hours') TO (date_trunc('day', now(), 'UTC') + interval '48 hours');
+WITH moved AS (
+    DELETE FROM delivery_outcomes_unpartitioned o USING apps a
+    WHERE o.app_id = a.id AND o.sent_at > now() - interval '2 hours'
+    RETURNING o.app_id, o.push_id, o.token, o.channel_id, o.status, o.reason, o.apns_id, o.apns_unique_id, o.priority, o.sent_at)
+INSERT INTO delivery_outcomes (app_id, push_id, token, channel_id, status, reason, apns_id, apns_unique_id, priority, sent_at)
+SELECT * FROM moved;
+-- A new database has nothing to move: its old table goes now (one line, so that the migrator's split keeps it whole).
+DO 'BEGIN IF NOT EXISTS (SELECT FROM delivery_outcomes_unpartitioned) THEN DROP TABLE delivery_outcomes_unpartitioned; END IF; END';
+
+-- version 24: a primary key on send tallies
+-- A surrogate id, led by app_id and the minute: the key is also the index the console's chart reads an app's last hour
+-- through and the trim deletes older rows through (they live as long as outcomes now). Adding the identity column
+-- rewrites the table under its lock: the previous release kept two hours of tallies, a row per status per checkpoint,
+-- so it is small.
+ALTER TABLE send_tallies ADD COLUMN id bigint GENERATED ALWAYS AS IDENTITY;
+ALTER TABLE send_tallies ADD PRIMARY KEY (app_id, minute, id);
+DROP INDEX send_tallies_by_minute;

@@ -17,7 +17,11 @@ import Testing
             ).decode(Int.self).array()
             #expect(versions == Array(1...Schema.latestVersion))
             let tables = try await client.query(
-                "SELECT count(*)::int FROM pg_tables WHERE schemaname = 'public'", logger: TestDatabase.logger
+                """
+                SELECT count(*)::int FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace AND n.nspname = 'public'
+                WHERE c.relkind IN ('r', 'p') AND NOT c.relispartition
+                """,
+                logger: TestDatabase.logger
             ).decode(Int.self).array()
             #expect(tables == [32])
         }
@@ -89,8 +93,17 @@ import Testing
         }
     }
 
-    /// Every tenant table has a NOT NULL app_id leading its primary key (or is one of the listed logs without a key),
-    /// and every listed deployment table exists: the schema stays distributable by app_id (docs/scaling.md).
+    /// Every table has a primary key, partitions and the deployment's tables included, so a table added later must
+    /// come with one (the rule below catches a table without).
+    @Test func everyTableHasAPrimaryKey() async throws {
+        try await TestDatabase.withFreshDatabase { _, client in
+            #expect(try await TenantKeys.tablesWithoutPrimaryKey(on: client) == [])
+            try await client.query("CREATE TABLE without_key (app_id bigint NOT NULL)", logger: TestDatabase.logger)
+            #expect(try await TenantKeys.tablesWithoutPrimaryKey(on: client) == ["without_key"])
+        }
+    }
+
+    /// Every tenant table has a NOT NULL app_id leading its primary key, and every listed deployment table exists: the schema stays distributable by app_id (docs/scaling.md).
     @Test func everyTenantTableIsKeyedByAppIDFirst() async throws {
         try await TestDatabase.withFreshDatabase { _, client in
             #expect(try await TenantKeys.keyViolations(on: client) == [])

@@ -16,10 +16,20 @@ enum TenantKeys {
         "accounts",
     ]
 
-    /// Tenant tables with no primary key today: logs written by the thousand and deleted by age. PostgreSQL and Citus
-    /// allow that, but Citus moves shards by logical replication, which needs a replica identity to carry their
-    /// deletes: they need a key leading with `app_id` (or `REPLICA IDENTITY USING INDEX`) before a rebalance.
-    static let tablesWithoutPrimaryKey = ["delivery_outcomes", "send_tallies"]
+    /// Tables of any kind (the deployment's, partitions) without a primary key: every table has one (Citus moves
+    /// shards by logical replication, which needs a replica identity to carry updates and deletes).
+    static func tablesWithoutPrimaryKey(on client: PostgresClient) async throws -> [String] {
+        let rows = try await client.query(
+            """
+            SELECT c.relname::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace AND n.nspname = 'public'
+            WHERE c.relkind IN ('r', 'p') AND NOT EXISTS (SELECT 1 FROM pg_constraint k WHERE k.conrelid = c.oid AND k.contype = 'p')
+            ORDER BY 1
+            """,
+            logger: TestDatabase.logger)
+        var tables: [String] = []
+        for try await table in rows.decode(String.self) { tables.append(table) }
+        return tables
+    }
 
     /// Tenant tables whose `app_id` is missing or nullable, or does not lead their primary key.
     static func keyViolations(on client: PostgresClient) async throws -> [String] {
@@ -39,10 +49,9 @@ enum TenantKeys {
         var violations: [String] = []
         for try await (table, firstKeyColumn, hasAppID) in rows.decode((String, String?, Bool).self) {
             if !hasAppID { violations.append("\(table) has no NOT NULL app_id") }
-            switch (firstKeyColumn, Self.tablesWithoutPrimaryKey.contains(table)) {
-            case (nil, false): violations.append("\(table) has no primary key")
-            case (_?, true): violations.append("\(table) has a primary key now: take it off tablesWithoutPrimaryKey")
-            case (let column?, false) where column != "app_id": violations.append("\(table)'s primary key leads with \(column)")
+            switch firstKeyColumn {
+            case nil: violations.append("\(table) has no primary key")
+            case let column? where column != "app_id": violations.append("\(table)'s primary key leads with \(column)")
             default: break
             }
         }

@@ -40,9 +40,10 @@ struct APICommand: AsyncParsableCommand {
 }
 
 /// The API process's services: the database clients, which must run first, the API, and the janitor that deletes
-/// expired Live Activities, idempotency keys, old delivery outcomes, nonces, console sessions and send tallies, and
-/// refreshes the console's rollups; and the APNs channel-management client live activity channels are created and
-/// deleted with (the API sends no pushes), for the caller to shut down after the services.
+/// expired Live Activities, idempotency keys, nonces and console sessions, creates delivery outcomes' day partitions
+/// ahead, deletes old delivery outcomes and send tallies, and refreshes the console's rollups; and the APNs
+/// channel-management client live activity channels are created and deleted with (the API sends no pushes), for the
+/// caller to shut down after the services.
 struct APIServices {
     let database: PostgresClient
     let janitorDatabase: PostgresClient
@@ -99,10 +100,13 @@ extension ListenOptions {
                 .init("expired live activities") { try await channels.deleteExpiredActivities() },
                 .init("activities awaiting their token", verb: "expired") { try await dispatch.expireAwaitingActivities(now: Date()) },
                 .init("expired idempotency keys") { try await keys.deleteExpired() },
-                .init("old delivery outcomes") { try await dispatch.trimOutcomes(now: Date()) },
+                .init("delivery outcome partitions", verb: "created") { try await dispatch.createOutcomePartitions(now: Date()) },
+                // Until the retention settings: outcomes and tallies are kept seven days, every app alike.
+                .init("old delivery outcomes and send tallies") {
+                    try await dispatch.trimOutcomes(defaultCutoff: Date() - 7 * 86_400, cutoffs: [:], budget: .seconds(15))
+                },
                 .init("expired nonces") { try await nonces.deleteExpired() },
                 .init("expired console sessions") { try await sessions.deleteExpired() },
-                .init("old send tallies") { try await console.deleteOldTallies(now: Date()) },
                 .init("console rollups", verb: "refreshed") { try await console.refreshRollups(now: Date()) },
             ],
             leases: DeploymentLeases(client: janitorDatabase, logger: logger),

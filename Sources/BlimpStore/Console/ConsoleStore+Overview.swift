@@ -68,18 +68,4 @@ extension ConsoleStore {
                 sendsByMinute: tallies)
         }
     }
-
-    /// Deletes send tallies over two hours old (a ``Janitor`` chore); returns how many went.
-    public func deleteOldTallies(now: Date) async throws(StoreError) -> Int {
-        try await StoreError.mapping {
-            try await self.client.query(
-                """
-                WITH gone AS (DELETE FROM send_tallies t USING apps a
-                              WHERE t.app_id = a.id AND t.minute < \(now.addingTimeInterval(-7200)) RETURNING 1)
-                SELECT count(*)::int FROM gone
-                """,
-                logger: self.logger
-            ).decode(Int.self).array().first ?? 0
-        }
-    }
 }

@@ -3,7 +3,8 @@ import Logging
 import ServiceLifecycle
 
 /// Deletes rows past their lifetime once a minute, until shutdown, so that tables stay as small as what is alive, and
-/// refreshes rollups: each chore is one statement that returns how many rows it touched. With `leases`, only the
+/// refreshes rollups: each chore returns how many rows (or partitions) it touched, and does a bounded amount of work
+/// (one statement, or batches within a budget, as the outcome trim). With `leases`, only the
 /// process holding the `janitor` lease does the round, so that api replicas do not all repeat it.
 public struct Janitor: Service {
     /// One kind of expired row and the delete that removes it (or a rollup and its refresh).

@@ -41,12 +41,15 @@ public enum Schema {
     /// The newest version this binary knows.
     public static var latestVersion: Int { Self.migrations.last?.version ?? 0 }
 
-    /// Applies the versions the database does not have yet, in order, and returns them. An advisory lock makes
-    /// concurrent runs (several processes migrating at start-up) take turns; the later runs then find nothing left to
-    /// do. They wait by polling, not in a lock queue: a run waiting inside a statement would hold a snapshot, which
-    /// `CREATE INDEX CONCURRENTLY` in the running one waits for.
+    /// Applies the versions the database does not have yet (up to `version`: tests build a previous release's schema),
+    /// in order, and returns them. An advisory lock makes concurrent runs (several processes migrating at start-up)
+    /// take turns; the later runs then find nothing left to do. They wait by polling, not in a lock queue: a run
+    /// waiting inside a statement would hold a snapshot, which `CREATE INDEX CONCURRENTLY` in the running one waits
+    /// for.
     @discardableResult
-    public static func apply(to client: PostgresClient, logger: Logger) async throws(DatabaseError) -> [Migration] {
+    public static func apply(
+        to client: PostgresClient, through version: Int = .max, logger: Logger
+    ) async throws(DatabaseError) -> [Migration] {
         do {
             return try await client.withConnection { connection in
                 while try await connection.query("SELECT pg_try_advisory_lock(\(Self.advisoryLockKey))", logger: logger)
@@ -55,7 +58,7 @@ public enum Schema {
                     try await Task.sleep(for: .milliseconds(100))
                 }
                 do {
-                    let applied = try await Self.applyPending(on: connection, logger: logger)
+                    let applied = try await Self.applyPending(through: version, on: connection, logger: logger)
                     try await connection.query("SELECT pg_advisory_unlock(\(Self.advisoryLockKey))", logger: logger)
                     return applied
                 } catch {
@@ -69,12 +72,12 @@ public enum Schema {
         }
     }
 
-    /// Applies each version not recorded yet, under the lock.
-    private static func applyPending(on connection: PostgresConnection, logger: Logger) async throws -> [Migration] {
+    /// Applies each version up to `version` not recorded yet, under the lock.
+    private static func applyPending(through version: Int, on connection: PostgresConnection, logger: Logger) async throws -> [Migration] {
         try await connection.query(PostgresQuery(unsafeSQL: Self.createHistory), logger: logger)
         let recorded = Set(try await connection.query("SELECT version FROM schema_migrations", logger: logger).decode(Int.self).array())
         var applied: [Migration] = []
-        for migration in Self.migrations where !recorded.contains(migration.version) {
+        for migration in Self.migrations where migration.version <= version && !recorded.contains(migration.version) {
             let record: PostgresQuery = "INSERT INTO schema_migrations (version, name) VALUES (\(migration.version), \(migration.name))"
             if migration.transactional {
                 try await connection.withTransaction(logger: logger) { connection in
