@@ -686,3 +686,22 @@ ALTER TABLE console_sessions ADD COLUMN admin_token_sha256 bytea;
 -- Admin sessions from before carry no token digest, so they would be refused: the admin signs in again.
 DELETE FROM console_sessions WHERE app_id IS NULL;
 CREATE INDEX console_sessions_by_account ON console_sessions (account_id) WHERE account_id IS NOT NULL;
+
+-- version 22: deployment rate limits
+-- The token buckets of the rate limits that hold for the whole deployment (SharedRateLimiter), one per limit and key
+-- (an app's id, an app and a client address, a sign-in's address or email): `tokens` as of `refilled_at`, by the
+-- database's clock, refilled at `per_second` up to `burst` (the rate and burst the last replica to take from it
+-- was configured with). Replicas take chunks of tokens in one upsert; `last_grant` is how many the last one got.
+-- Deployment-level, not a tenant table: sign-in keys belong to no app. UNLOGGED: the buckets are a few seconds of
+-- state that every request would otherwise write to the WAL; a crash empties the table, and every bucket starts full
+-- again (at most one burst forgiven). The janitor deletes the rows that have refilled, so only keys in use stay.
+CREATE UNLOGGED TABLE rate_buckets (
+    name        text NOT NULL,
+    key         text NOT NULL CHECK (octet_length(key) <= 600),
+    per_second  double precision NOT NULL CHECK (per_second > 0),
+    burst       double precision NOT NULL CHECK (burst >= 1),
+    tokens      double precision NOT NULL,
+    refilled_at timestamptz NOT NULL,
+    last_grant  integer NOT NULL,
+    PRIMARY KEY (name, key)
+);

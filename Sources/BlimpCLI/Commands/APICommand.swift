@@ -40,9 +40,9 @@ struct APICommand: AsyncParsableCommand {
 }
 
 /// The API process's services: the database clients, which must run first, the API, and the janitor that deletes
-/// expired Live Activities, idempotency keys, old delivery outcomes, nonces, console sessions and send tallies, and
-/// refreshes the console's rollups; and the APNs channel-management client live activity channels are created and
-/// deleted with (the API sends no pushes), for the caller to shut down after the services.
+/// expired Live Activities, idempotency keys, old delivery outcomes, nonces, console sessions, send tallies and
+/// refilled rate buckets, and refreshes the console's rollups; and the APNs channel-management client live activity
+/// channels are created and deleted with (the API sends no pushes), for the caller to shut down after the services.
 struct APIServices {
     let database: PostgresClient
     let janitorDatabase: PostgresClient
@@ -94,6 +94,7 @@ extension ListenOptions {
         let nonces = NonceLedger(client: janitorDatabase, logger: logger)
         let sessions = ConsoleSessions(client: janitorDatabase, logger: logger)
         let console = ConsoleStore(client: janitorDatabase, logger: logger)
+        let rateBuckets = RateBuckets(client: janitorDatabase, logger: logger)
         let janitor = Janitor(
             [
                 .init("expired live activities") { try await channels.deleteExpiredActivities() },
@@ -104,6 +105,7 @@ extension ListenOptions {
                 .init("expired console sessions") { try await sessions.deleteExpired() },
                 .init("old send tallies") { try await console.deleteOldTallies(now: Date()) },
                 .init("console rollups", verb: "refreshed") { try await console.refreshRollups(now: Date()) },
+                .init("refilled rate buckets") { try await rateBuckets.deleteRefilled() },
             ],
             leases: DeploymentLeases(client: janitorDatabase, logger: logger),
             logger: logger
