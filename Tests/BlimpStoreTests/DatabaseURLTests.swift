@@ -87,6 +87,7 @@ import Testing
                 "dispatch_turns", "used_nonces", "console_sessions", "send_tallies", "app_rollups", "activity_name_rollups",
                 "deployment_leases", "deployment_secrets", "awaiting_activities", "held_releases", "live_activity_channels",
                 "time_zones", "schedules", "schedule_firings", "live_activity_types", "audit_events", "accounts", "account_roles",
+                "rate_buckets",
             ]
         )
     }

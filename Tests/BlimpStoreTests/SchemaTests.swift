@@ -19,7 +19,7 @@ import Testing
             let tables = try await client.query(
                 "SELECT count(*)::int FROM pg_tables WHERE schemaname = 'public'", logger: TestDatabase.logger
             ).decode(Int.self).array()
-            #expect(tables == [32])
+            #expect(tables == [33])
         }
     }
 
