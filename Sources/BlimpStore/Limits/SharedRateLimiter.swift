@@ -112,9 +112,9 @@ public final class SharedRateLimiter: Sendable {
 
     /// Takes tokens for the key's waiters until each is answered: a take asks for a chunk, or for as many as wait.
     private func take(_ key: String) async {
-        var waiting = self.state.withLock { $0.leases[key]?.waiters?.count ?? 0 }
-        while waiting > 0 {
-            let wanted = max(self.chunk, waiting)
+        var taking = true
+        while taking {
+            let wanted = max(self.chunk, self.state.withLock { $0.leases[key]?.waiters?.count ?? 0 })
             let grant: RateBuckets.Grant?
             do {
                 grant = try await withAbandoningTimeout(Self.takeDeadline) { [buckets, name, limit] in
@@ -124,28 +124,28 @@ public final class SharedRateLimiter: Sendable {
                 grant = nil
                 self.logAlone(error)
             }
-            let (answers, alone) = self.state.withLock { state in self.settle(key, wanted: wanted, grant: grant, in: &state) }
-            if grant != nil, alone { self.logger.notice("rate limits hold for the deployment again", metadata: ["limit": "\(self.name)"]) }
-            for (waiter, wait) in answers { waiter.resume(returning: grant == nil ? self.fallback.admit(key) : wait) }
-            waiting = self.state.withLock { $0.leases[key]?.waiters?.count ?? 0 }
+            let settled = self.state.withLock { state in self.settle(key, wanted: wanted, grant: grant, in: &state) }
+            if grant != nil, settled.wasAlone { self.logger.notice("rate limits hold for the deployment again", metadata: ["limit": "\(self.name)"]) }
+            for (waiter, wait) in settled.answers { waiter.resume(returning: grant == nil ? self.fallback.admit(key) : wait) }
+            taking = settled.takesAgain
         }
     }
 
     /// Hands the grant's tokens to the key's waiters in order; what they leave is held for ``leaseLife``. When the
-    /// bucket ran dry, the rest are refused until it will have a token; when it did not, they wait for the next take.
-    /// Without a grant (PostgreSQL failed), every waiter is answered by the local limiter. Returns the answers, and
-    /// whether the replica was limiting alone until now.
+    /// bucket ran dry, the rest are refused until it will have a token; when it did not, they wait for the next take
+    /// (`takesAgain`). Without a grant (PostgreSQL failed), every waiter is answered by the local limiter. Returns the
+    /// answers, and whether the replica was limiting alone until now.
     private func settle(
         _ key: String, wanted: Int, grant: RateBuckets.Grant?, in state: inout State
-    ) -> (answers: [(Waiter, Duration?)], wasAlone: Bool) {
+    ) -> (answers: [(Waiter, Duration?)], takesAgain: Bool, wasAlone: Bool) {
         let now = ContinuousClock.now
         let wasAlone = state.alone
-        guard var lease = state.leases[key], let waiters = lease.waiters else { return ([], wasAlone) }
+        guard var lease = state.leases[key], let waiters = lease.waiters else { return ([], false, wasAlone) }
         defer { state.leases[key] = lease }
         guard let grant else {
             (state.alone, state.aloneUntil) = (true, now + Self.fallbackPeriod)
             lease.waiters = nil
-            return (waiters.map { ($0, nil) }, wasAlone)
+            return (waiters.map { ($0, nil) }, false, wasAlone)
         }
         state.alone = false
         let served = min(grant.granted, waiters.count)
@@ -155,12 +155,13 @@ public final class SharedRateLimiter: Sendable {
             (lease.tokens, lease.lapsesAt, lease.waiters) = (grant.granted - served, now + Self.leaseLife, nil)
         } else if grant.granted >= wanted {
             lease.waiters = rest
+            return (answers, true, wasAlone)
         } else {
             let wait = Duration.milliseconds(max(1, Int64(((1 - grant.tokensLeft) / self.limit.perSecond * 1000).rounded(.up))))
             (lease.refusedUntil, lease.waiters) = (now + wait, nil)
             answers += rest.map { ($0, wait) }
         }
-        return (answers, wasAlone)
+        return (answers, false, wasAlone)
     }
 
     /// Logs, once until PostgreSQL answers again, that the replica limits alone.
