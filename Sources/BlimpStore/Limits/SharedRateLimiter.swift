@@ -15,6 +15,7 @@ import Synchronization
 public final class SharedRateLimiter: Sendable {
     /// The bucket's name in `rate_buckets` (one per limit, e.g. `push`).
     public let name: String
+    /// The rate and burst the deployment is held to, per key.
     public let limit: RateLimit
     /// How many tokens a replica takes at a time.
     public let chunk: Int
