@@ -750,3 +750,22 @@ DO 'BEGIN IF NOT EXISTS (SELECT FROM delivery_outcomes_unpartitioned) THEN DROP 
 ALTER TABLE send_tallies ADD COLUMN id bigint GENERATED ALWAYS AS IDENTITY;
 ALTER TABLE send_tallies ADD PRIMARY KEY (app_id, minute, id);
 DROP INDEX send_tallies_by_minute;
+
+-- version 25: deployment rate limits
+-- The token buckets of the rate limits that hold for the whole deployment (SharedRateLimiter), one per limit and key
+-- (an app's id, an app and a client address, a sign-in's address or email): `tokens` as of `refilled_at`, by the
+-- database's clock, refilled at `per_second` up to `burst` (the rate and burst the last replica to take from it
+-- was configured with). Replicas take chunks of tokens in one upsert; `last_grant` is how many the last one got.
+-- Deployment-level, not a tenant table: sign-in keys belong to no app. UNLOGGED: the buckets are a few seconds of
+-- state that every request would otherwise write to the WAL; a crash empties the table, and every bucket starts full
+-- again (at most one burst forgiven). The janitor deletes the rows that have refilled, so only keys in use stay.
+CREATE UNLOGGED TABLE rate_buckets (
+    name        text NOT NULL,
+    key         text NOT NULL CHECK (octet_length(key) <= 600),
+    per_second  double precision NOT NULL CHECK (per_second > 0),
+    burst       double precision NOT NULL CHECK (burst >= 1),
+    tokens      double precision NOT NULL,
+    refilled_at timestamptz NOT NULL,
+    last_grant  integer NOT NULL,
+    PRIMARY KEY (name, key)
+);

@@ -31,9 +31,11 @@ app=$("$blimp" apps create --name bench --bundle-id com.example.bench --apns-key
 field() { python3 -c "import json,sys; print(json.load(sys.stdin)['$1'])" <<<"$app"; }
 
 start_api() {
-    # A load test: every simulated device comes from 127.0.0.1, and pushes come as fast as they can, so no rate limits.
-    "$blimp" api --port "$1" --log-level warning --channel-creation-rate-limit-per-address 0 --push-rate-limit 0 \
-        --server-rate-limit 0 &
+    # A load test: every simulated device comes from 127.0.0.1, and pushes come as fast as they can, so no rate limits
+    # (BENCH_API_LIMITS replaces these flags, e.g. to measure a limit that admits everything).
+    # shellcheck disable=SC2086
+    "$blimp" api --port "$1" --log-level warning \
+        ${BENCH_API_LIMITS:---channel-creation-rate-limit-per-address 0 --push-rate-limit 0 --server-rate-limit 0} &
     pids+=($!)
     for _ in $(seq 100); do curl -sf "http://127.0.0.1:$1/ready" >/dev/null && break; sleep 0.1; done
 }

@@ -41,7 +41,7 @@ public enum APIServer {
             apps: AppDirectory(store: stores.apps, serverKey: configuration.serverKey),
             nonces: stores.nonces,
             tokenKey: tokenKey,
-            limits: RequestLimits(configuration.limits),
+            limits: RequestLimits(configuration.limits, buckets: stores.rateBuckets),
             now: configuration.now
         )
         let publicURL = PublicURL(configuration.publicURL)

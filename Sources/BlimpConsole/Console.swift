@@ -34,7 +34,7 @@ public struct Console: Sendable {
         ConsoleAssets.addRoutes(to: root)
         LoginController(
             gate: gate, apps: stores.apps, accounts: stores.accounts, audit: stores.audit, serverKey: self.serverKey, adminToken: self.configuration.adminToken,
-            masterSecretSignIn: self.configuration.masterSecretSignIn, attempts: RateLimiter(self.configuration.signIns),
+            masterSecretSignIn: self.configuration.masterSecretSignIn, attempts: SharedRateLimiter("sign_in", limit: self.configuration.signIns, buckets: stores.rateBuckets),
             clientAddress: self.configuration.clientAddress, renderer: renderer
         ).addRoutes(to: root)
         AccountPage(gate: gate, accounts: stores.accounts, serverKey: self.serverKey, renderer: renderer).addRoutes(to: root)

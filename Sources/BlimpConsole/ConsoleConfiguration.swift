@@ -11,7 +11,8 @@ public struct ConsoleConfiguration: Sendable {
     public var masterSecretSignIn: Bool
     /// Whether cookies are marked `Secure` (the public URL is https).
     public var secureCookies: Bool
-    /// Sign-in attempts allowed per client address, and per email: a burst, then one per ten seconds.
+    /// Sign-in attempts allowed per client address, and per email, across the deployment's replicas together: a
+    /// burst, then one per ten seconds.
     public var signIns: RateLimit
     /// The client's address, as the API's limits read it (behind a trusted proxy, from its header).
     public var clientAddress: @Sendable (Request, any RequestContext) -> String

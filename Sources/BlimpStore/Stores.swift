@@ -25,6 +25,8 @@ public struct Stores: Sendable {
     public let schedules: ScheduleStore
     public let liveActivityTypes: LiveActivityTypeStore
     public let audit: AuditLog
+    /// The deployment's rate-limit buckets, which every ``SharedRateLimiter`` of the process takes from together.
+    public let rateBuckets: RateBuckets
 
     /// With `preparedStatements` (not through a transaction pooler), the writes every device makes are prepared once
     /// per connection; `now` is the clock for lifetimes and acceptance times (tests inject their own).
@@ -48,5 +50,6 @@ public struct Stores: Sendable {
         self.schedules = ScheduleStore(client: client, logger: logger)
         self.liveActivityTypes = LiveActivityTypeStore(client: client, logger: logger)
         self.audit = AuditLog(client: client, logger: logger, now: now)
+        self.rateBuckets = RateBuckets(client: client, logger: logger)
     }
 }

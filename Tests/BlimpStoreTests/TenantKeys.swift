@@ -9,11 +9,11 @@ enum TenantKeys {
     /// The deployment's tables, which belong to no app (reference or coordinator-local tables under Citus): apps
     /// themselves, the schema's versions, console sessions (found by their token; the deployment admin's has no app),
     /// the deployment's leases and secrets, the time zone names PostgreSQL knows, the audit trail (whose
-    /// deployment-level entries have no app), and console accounts (a person may hold roles in several apps;
-    /// `account_roles` is the tenant table).
+    /// deployment-level entries have no app), console accounts (a person may hold roles in several apps;
+    /// `account_roles` is the tenant table), and the rate limits' buckets (a sign-in's address or email has no app).
     static let deploymentTables = [
         "apps", "schema_migrations", "console_sessions", "deployment_leases", "deployment_secrets", "time_zones", "audit_events",
-        "accounts",
+        "accounts", "rate_buckets",
     ]
 
     /// Tables of any kind (the deployment's, partitions) without a primary key: every table has one (Citus moves

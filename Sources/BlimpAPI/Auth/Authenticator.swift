@@ -40,7 +40,7 @@ struct Authenticator: Sendable {
     func master(_ request: Request, _ api: RequestLimits.ServerAPI = .other) async throws -> Caller {
         let caller = try await self.caller(of: request)
         guard caller.access == .master else { throw AirshipError.unauthorized("this API needs the master secret") }
-        try self.limits.admit(api, appID: caller.app.id)
+        try await self.limits.admit(api, appID: caller.app.id)
         return caller
     }
 

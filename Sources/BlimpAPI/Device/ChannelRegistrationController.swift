@@ -19,7 +19,7 @@ struct ChannelRegistrationController: Sendable {
     /// 201 with the new channel's id, or 200 with the id of the channel that already has this push address.
     func create(_ request: Request, _ context: some RequestContext) async throws -> Response {
         let caller = try await self.auth.app(request)
-        try self.auth.limits.admitChannelCreation(appID: caller.app.id, request: request, context: context)
+        try await self.auth.limits.admitChannelCreation(appID: caller.app.id, request: request, context: context)
         let channel = try await Self.channel(in: request, context)
         guard channel.deviceType != nil else {
             throw AirshipError.invalid(InvalidField("channel.device_type", "device_type is required"))

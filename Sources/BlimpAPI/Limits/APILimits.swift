@@ -5,7 +5,8 @@ import Hummingbird
 import NIOCore
 
 /// What one caller may make the API do, and how long the API waits: rate limits per app (and per client address for
-/// channel creation), and timeouts for slow clients and a slow or absent database.
+/// channel creation), each holding for the whole deployment however many replicas serve it (`RequestLimits`), and
+/// timeouts for slow clients and a slow or absent database.
 public struct APILimits: Sendable {
     /// `POST /api/push` and `/validate`, per app. Over it: 429 with `Retry-After`. Default 100 a second, bursts of 200.
     public var pushRequests = RateLimit(perSecond: 100)

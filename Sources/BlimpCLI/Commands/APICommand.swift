@@ -40,10 +40,10 @@ struct APICommand: AsyncParsableCommand {
 }
 
 /// The API process's services: the database clients, which must run first, the API, and the janitor that deletes
-/// expired Live Activities, idempotency keys, nonces and console sessions, creates delivery outcomes' day partitions
-/// ahead, deletes old delivery outcomes and send tallies, and refreshes the console's rollups; and the APNs
-/// channel-management client live activity channels are created and deleted with (the API sends no pushes), for the
-/// caller to shut down after the services.
+/// expired Live Activities, idempotency keys, nonces, console sessions and refilled rate buckets, creates delivery
+/// outcomes' day partitions ahead, deletes old delivery outcomes and send tallies, and refreshes the console's rollups;
+/// and the APNs channel-management client live activity channels are created and deleted with (the API sends no
+/// pushes), for the caller to shut down after the services.
 struct APIServices {
     let database: PostgresClient
     let janitorDatabase: PostgresClient
@@ -95,6 +95,7 @@ extension ListenOptions {
         let nonces = NonceLedger(client: janitorDatabase, logger: logger)
         let sessions = ConsoleSessions(client: janitorDatabase, logger: logger)
         let console = ConsoleStore(client: janitorDatabase, logger: logger)
+        let rateBuckets = RateBuckets(client: janitorDatabase, logger: logger)
         let janitor = Janitor(
             [
                 .init("expired live activities") { try await channels.deleteExpiredActivities() },
@@ -108,6 +109,7 @@ extension ListenOptions {
                 .init("expired nonces") { try await nonces.deleteExpired() },
                 .init("expired console sessions") { try await sessions.deleteExpired() },
                 .init("console rollups", verb: "refreshed") { try await console.refreshRollups(now: Date()) },
+                .init("refilled rate buckets") { try await rateBuckets.deleteRefilled() },
             ],
             leases: DeploymentLeases(client: janitorDatabase, logger: logger),
             logger: logger

@@ -7,8 +7,10 @@ import Hummingbird
 /// one), an app with its key and master secret (unless switched off), the deployment admin with its token; each gets
 /// a session in PostgreSQL and an HttpOnly, SameSite=Strict cookie naming it. The sign-in form carries a token matched
 /// by a short-lived cookie (no session exists yet to hold one). Attempts are limited per client address and per
-/// submitted email, whether or not it has an account, and an unknown email costs a password hash like a known one:
-/// a locked account and an unknown email get the same answer in the same time.
+/// submitted email, whether or not it has an account, across the deployment's replicas (the email only once the
+/// address is admitted, so a flood of emails adds no more rows to `rate_buckets` than the address's limit lets
+/// through), and an unknown email costs a password hash like a known one: a locked account and an unknown email get
+/// the same answer in the same time.
 struct LoginController: Sendable {
     let gate: ConsoleGate
     let apps: AppStore
@@ -17,7 +19,7 @@ struct LoginController: Sendable {
     let serverKey: ServerKey
     let adminToken: String?
     let masterSecretSignIn: Bool
-    let attempts: RateLimiter<String>
+    let attempts: SharedRateLimiter
     let clientAddress: @Sendable (Request, any RequestContext) -> String
     let renderer: PageRenderer
 
@@ -88,7 +90,7 @@ struct LoginController: Sendable {
         let limited = [address] + (label.map { ["email " + $0] } ?? [])
         // A refusal by the limit is not recorded: it costs no check, and a row for each would let a flood of requests
         // write to PostgreSQL without bound. The attempts the limit let through are on record.
-        if limited.contains(where: { self.attempts.admit($0) != nil }) {
+        for key in limited where await self.attempts.admit(key) != nil {
             return try await self.form(
                 request, error: "Too many sign-in attempts. Wait a minute and try again.", appKey: form["app_key"], email: email,
                 status: .tooManyRequests)

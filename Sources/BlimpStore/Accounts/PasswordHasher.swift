@@ -12,8 +12,8 @@ public enum PasswordHasher {
     /// Whether `password` matches `stored`. With no stored hash (an unknown email, or an unreadable one), a dummy hash
     /// is checked instead, so that the answer takes as long as for a real account, and is `false`.
     public static func verify(_ password: String, against stored: PasswordHash?) async -> Bool {
-        let hash = stored ?? Self.dummy
-        let matches = await Self.offLoop { hash.verify(password) }
+        // The dummy is made on first use, off the cooperative pool too: its hash would stall the callers waiting on it.
+        let matches = await Self.offLoop { (stored ?? Self.dummy).verify(password) }
         return matches && stored != nil
     }
 
