@@ -116,7 +116,9 @@ public final class SharedRateLimiter: Sendable {
                 lease.waiters?.append(waiter)
                 return .wait
             }
-            if state.leases[key] == nil, state.leases.count >= Self.maximumKeys { state.leases = state.leases.filter { !$0.value.isIdle(at: now) } }
+            if state.leases[key] == nil, state.leases.count >= Self.maximumKeys {
+                state.leases = state.leases.filter { !$0.value.isIdle(at: now) }
+            }
             lease = Lease(waiters: [waiter])
             return .take
         }
