@@ -9,9 +9,10 @@ import Synchronization
 /// falls short of it by at most the chunks its replicas hold unspent. A refusal is remembered until the bucket will
 /// have a token again (the `Retry-After`), as nothing but time refills it.
 ///
-/// When PostgreSQL cannot be reached (or takes longer than ``takeDeadline``), the replica limits alone with a local
-/// ``RateLimiter`` for ``fallbackPeriod`` before it tries again, and logs the change once each way: requests are
-/// neither failed nor all let through.
+/// When PostgreSQL fails a take (or takes longer than ``takeDeadline``), the replica limits alone with a local
+/// ``RateLimiter``, and logs it once: requests are neither failed nor all let through. Meanwhile a request every
+/// ``fallbackPeriod`` also probes PostgreSQL in the background (no request waits on it), and once one answers, the
+/// limit holds for the deployment again.
 public final class SharedRateLimiter: Sendable {
     /// The bucket's name in `rate_buckets` (one per limit, e.g. `push`).
     public let name: String
@@ -21,9 +22,11 @@ public final class SharedRateLimiter: Sendable {
     public let chunk: Int
     /// How long tokens taken but not spent stay spendable.
     static let leaseLife: Duration = .seconds(1)
-    /// How long a take may wait on PostgreSQL before the replica limits alone.
-    static let takeDeadline: Duration = .seconds(2)
-    /// How long the replica limits alone after PostgreSQL failed it, before it tries again.
+    /// How long a take may wait on PostgreSQL before the replica limits alone: as long as a coalesced flush may take
+    /// (``Coalescer/flushDeadline``). A busy database answers late, and limiting alone then would let each replica
+    /// admit a burst of its own; one that cannot be reached fails the take at once.
+    static var takeDeadline: Duration { Coalescer<RateBuckets.Take, RateBuckets.Grant>.flushDeadline }
+    /// How long the replica waits, while limiting alone, between probes of PostgreSQL.
     static let fallbackPeriod: Duration = .seconds(5)
     /// Keys longer than this are cut to it (the column holds 600 bytes).
     static let maximumKeyLength = 512
@@ -53,15 +56,17 @@ public final class SharedRateLimiter: Sendable {
 
     private struct State {
         var leases: [String: Lease] = [:]
-        /// Until when the replica limits alone.
-        var aloneUntil: ContinuousClock.Instant?
-        /// Whether the replica limits alone, or last did (so that the change is logged once each way).
+        /// Whether the replica limits alone: PostgreSQL failed a take, and no take has succeeded since.
         var alone = false
+        /// While alone: whether a probe is in flight, and when the next may start.
+        var probing = false
+        var probeAfter = ContinuousClock.Instant.now
     }
 
-    /// What an admission does next.
+    /// What an admission does next: answer, answer alone (and probe PostgreSQL in the background), wait on the take in
+    /// flight, or start one.
     private enum Step {
-        case answer(Duration?), alone, wait, take
+        case answer(Duration?), alone(probes: Bool), wait, take
     }
 
     /// The limit `limit` on the buckets named `name`, taken from `buckets`.
@@ -81,7 +86,9 @@ public final class SharedRateLimiter: Sendable {
         return await withCheckedContinuation { (waiter: Waiter) in
             switch self.step(key, waiter) {
             case .answer(let wait): waiter.resume(returning: wait)
-            case .alone: waiter.resume(returning: self.fallback.admit(key))
+            case .alone(let probes):
+                waiter.resume(returning: self.fallback.admit(key))
+                if probes { Task { await self.probe(key) } }
             case .wait: break
             case .take: Task { await self.take(key) }
             }
@@ -93,7 +100,11 @@ public final class SharedRateLimiter: Sendable {
     private func step(_ key: String, _ waiter: Waiter) -> Step {
         let now = ContinuousClock.now
         return self.state.withLock { state in
-            if let until = state.aloneUntil, now < until { return .alone }
+            if state.alone {
+                let probes = !state.probing && state.probeAfter <= now
+                if probes { state.probing = true }
+                return .alone(probes: probes)
+            }
             var lease = state.leases[key] ?? Lease()
             defer { state.leases[key] = lease }
             if lease.tokens > 0, now < lease.lapsesAt {
@@ -105,7 +116,9 @@ public final class SharedRateLimiter: Sendable {
                 lease.waiters?.append(waiter)
                 return .wait
             }
-            if state.leases[key] == nil, state.leases.count >= Self.maximumKeys { state.leases = state.leases.filter { !$0.value.isIdle(at: now) } }
+            if state.leases[key] == nil, state.leases.count >= Self.maximumKeys {
+                state.leases = state.leases.filter { !$0.value.isIdle(at: now) }
+            }
             lease = Lease(waiters: [waiter])
             return .take
         }
@@ -126,7 +139,7 @@ public final class SharedRateLimiter: Sendable {
                 self.logAlone(error)
             }
             let settled = self.state.withLock { state in self.settle(key, wanted: wanted, grant: grant, in: &state) }
-            if grant != nil, settled.wasAlone { self.logger.notice("rate limits hold for the deployment again", metadata: ["limit": "\(self.name)"]) }
+            if grant != nil, settled.wasAlone { self.logShared() }
             for (waiter, wait) in settled.answers { waiter.resume(returning: grant == nil ? self.fallback.admit(key) : wait) }
             taking = settled.takesAgain
         }
@@ -144,7 +157,7 @@ public final class SharedRateLimiter: Sendable {
         guard var lease = state.leases[key], let waiters = lease.waiters else { return ([], false, wasAlone) }
         defer { state.leases[key] = lease }
         guard let grant else {
-            (state.alone, state.aloneUntil) = (true, now + Self.fallbackPeriod)
+            (state.alone, state.probeAfter) = (true, now + Self.fallbackPeriod)
             lease.waiters = nil
             return (waiters.map { ($0, nil) }, false, wasAlone)
         }
@@ -163,6 +176,32 @@ public final class SharedRateLimiter: Sendable {
             answers += rest.map { ($0, wait) }
         }
         return (answers, false, wasAlone)
+    }
+
+    /// While the replica limits alone, takes a token of `key` to learn whether PostgreSQL answers again (the request
+    /// that started the probe was answered alone, so the token goes unspent); no sooner than ``fallbackPeriod`` after
+    /// the last failure.
+    private func probe(_ key: String) async {
+        let answered: Bool
+        do {
+            _ = try await withAbandoningTimeout(Self.takeDeadline) { [buckets, name, limit] in
+                try await buckets.take(1, name: name, key: key, limit: limit)
+            }
+            answered = true
+        } catch {
+            answered = false
+        }
+        let wasAlone = self.state.withLock { state in
+            defer { (state.probing, state.probeAfter) = (false, .now + Self.fallbackPeriod) }
+            guard answered else { return false }
+            defer { state.alone = false }
+            return state.alone
+        }
+        if wasAlone { self.logShared() }
+    }
+
+    private func logShared() {
+        self.logger.notice("rate limits hold for the deployment again", metadata: ["limit": "\(self.name)"])
     }
 
     /// Logs, once until PostgreSQL answers again, that the replica limits alone.
