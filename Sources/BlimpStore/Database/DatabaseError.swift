@@ -26,6 +26,9 @@ public enum DatabaseError: Error, CustomStringConvertible {
         }
     }
 
+    /// BoringSSL's reason for a certificate no trusted CA signed, as NIOSSL's errors describe it (lower-cased).
+    private static let untrustedCertificate = "certificate_verify_failed"
+
     /// The short, secret-free reason behind a postgres-nio or socket error.
     static func reason(for error: any Error) -> String {
         if let error = error as? PSQLError {
@@ -41,7 +44,7 @@ public enum DatabaseError: Error, CustomStringConvertible {
             default: return "\(error.code)"
             }
         }
-        if let error = error as? NIOSSLError, "\(error)".contains("CERTIFICATE_VERIFY_FAILED") {
+        if let error = error as? NIOSSLError, "\(error)".lowercased().contains(Self.untrustedCertificate) {
             return "the server's TLS certificate is not from a trusted CA (CERTIFICATE_VERIFY_FAILED; sslrootcert names the CA file to trust)"
         }
         if let error = error as? NIOSSLExtraError, error == .failedToValidateHostname {
