@@ -12,7 +12,7 @@ public struct RetentionPolicy: Sendable, Equatable {
         /// The environment variable that sets it for the deployment.
         public var environmentName: String { "BLIMP_RETENTION_\(self.rawValue.uppercased())" }
 
-        /// The shortest retention allowed, and why: pushes back idempotency keys for 24 hours, and a token's outcomes
+        /// The shortest retention allowed (whole hours), and why: pushes back idempotency keys for 24 hours, and a token's outcomes
         /// of the last hour count against its priority budget.
         public var floor: (duration: Duration, reason: String)? {
             switch self {
@@ -118,7 +118,7 @@ extension RetentionPolicy {
     private static func check(_ duration: Duration, for setting: Setting, written text: String) throws(InvalidRetention) {
         guard duration > .zero else { throw InvalidRetention(setting: setting, value: text, rule: "must be more than 0") }
         if let floor = setting.floor, duration < floor.duration {
-            throw InvalidRetention(setting: setting, value: text, rule: "is below the floor of \(Self.format(floor.duration)) (\(floor.reason))")
+            throw InvalidRetention(setting: setting, value: text, rule: "is below the floor of \(floor.duration.components.seconds / 3600)h (\(floor.reason))")
         }
         guard duration <= Self.ceiling else {
             throw InvalidRetention(setting: setting, value: text, rule: "is above the ceiling of \(Self.format(Self.ceiling))")
