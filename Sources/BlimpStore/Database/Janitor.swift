@@ -57,14 +57,18 @@ public struct Janitor: Service {
             do {
                 let count = try await chore.delete(self.budget - (choreStarted - started))
                 let seconds = ContinuousClock.now - choreStarted
+                // Work done, or time spent, is worth a line; a round of nothing is not.
                 self.logger.log(
-                    level: count > 0 ? .info : .debug, "\(chore.what) \(chore.verb)",
+                    level: count > 0 || seconds >= .seconds(1) ? .info : .debug, "\(chore.what) \(chore.verb)",
                     metadata: ["count": "\(count)", "seconds": "\(Self.seconds(seconds))"])
             } catch {
                 self.logger.warning("\(chore.what) not \(chore.verb)", metadata: ["error": "\(error)"])
             }
         }
         let spent = ContinuousClock.now - started
+        self.logger.log(
+            level: spent >= .seconds(1) ? .info : .debug, "the janitor's round ended",
+            metadata: ["seconds": "\(Self.seconds(spent))", "budget": "\(Self.seconds(self.budget))"])
         if spent > self.budget {
             self.logger.warning(
                 "the janitor's round outran its budget", metadata: ["seconds": "\(Self.seconds(spent))", "budget": "\(Self.seconds(self.budget))"])
