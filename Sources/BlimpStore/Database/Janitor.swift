@@ -66,8 +66,8 @@ public struct Janitor: Service {
             }
         }
         let spent = ContinuousClock.now - started
-        self.logger.log(
-            level: spent >= .seconds(1) ? .info : .debug, "the janitor's round ended",
+        self.logger.info(
+            "the janitor's round ended",
             metadata: ["seconds": "\(Self.seconds(spent))", "budget": "\(Self.seconds(self.budget))"])
         if spent > self.budget {
             self.logger.warning(
