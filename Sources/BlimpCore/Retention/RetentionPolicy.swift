@@ -10,7 +10,13 @@ public struct RetentionPolicy: Sendable, Equatable {
         case pushes, outcomes, audit
 
         /// The environment variable that sets it for the deployment.
-        public var environmentName: String { "BLIMP_RETENTION_\(self.rawValue.uppercased())" }
+        public var environmentName: String {
+            switch self {
+            case .pushes: "BLIMP_RETENTION_PUSHES"
+            case .outcomes: "BLIMP_RETENTION_OUTCOMES"
+            case .audit: "BLIMP_RETENTION_AUDIT"
+            }
+        }
 
         /// The shortest retention allowed (whole hours), and why: pushes back idempotency keys for 24 hours, and a token's outcomes
         /// of the last hour count against its priority budget.
