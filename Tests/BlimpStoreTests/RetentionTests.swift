@@ -2,6 +2,7 @@ import BlimpCore
 import BlimpTestSupport
 import Foundation
 import PostgresNIO
+import Synchronization
 import Testing
 
 @testable import BlimpStore
@@ -65,6 +66,28 @@ import Testing
             let after = try await Self.auditSubjects(client)
             #expect(before.subtracting(after) == ["\(scores.id) aged 400.0", "\(orders.id) aged 600.0", "- aged 400.0"])
         }
+    }
+
+    @Test func eachChoreGetsWhatTheChoresBeforeItLeftOfTheRoundsBudget() async {
+        let budgets = Mutex<[Duration]>([])
+        let janitor = Janitor(
+            [
+                .init("slow") { budget in
+                    budgets.withLock { $0.append(budget) }
+                    try await Task.sleep(for: .milliseconds(400))
+                    return 0
+                },
+                .init("next") { budget in
+                    budgets.withLock { $0.append(budget) }
+                    return 0
+                },
+            ],
+            logger: TestDatabase.logger, interval: .seconds(3))
+        await janitor.round()
+        let seen = budgets.withLock { $0 }
+        #expect(seen.count == 2)
+        #expect(seen.first.map { $0 > .milliseconds(900) && $0 <= .seconds(1) } == true, "\(seen)")
+        #expect(seen.last.map { $0 <= .milliseconds(600) } == true, "\(seen)")
     }
 
     /// Each audit entry as `<app id or -> <subject>`.
