@@ -42,8 +42,9 @@ struct APICommand: AsyncParsableCommand {
 
 /// The API process's services: the database clients, which must run first, the API, and the janitor that deletes
 /// expired Live Activities, idempotency keys, nonces and console sessions, pushes, delivery outcomes, send tallies and
-/// audit entries past their retention, and refreshes the console's rollups; and the APNs channel-management client live activity channels are created and
-/// deleted with (the API sends no pushes), for the caller to shut down after the services.
+/// audit entries past their retention, and refreshes the console's rollups; and the APNs channel-management client
+/// live activity channels are created and deleted with (the API sends no pushes), for the caller to shut down after
+/// the services.
 struct APIServices {
     let database: PostgresClient
     let janitorDatabase: PostgresClient
