@@ -769,3 +769,22 @@ CREATE UNLOGGED TABLE rate_buckets (
     last_grant  integer NOT NULL,
     PRIMARY KEY (name, key)
 );
+
+-- version 26: retention per app
+-- An app's own retentions in seconds, NULL where it keeps the deployment's (BLIMP_RETENTION_PUSHES, _OUTCOMES, _AUDIT):
+-- how long finished pushes (with their parts), delivery outcomes (with send tallies) and audit entries are kept. The
+-- floors and the ceiling are RetentionPolicy's.
+ALTER TABLE apps ADD COLUMN retention_pushes_seconds bigint CHECK (retention_pushes_seconds BETWEEN 86400 AND 315360000);
+ALTER TABLE apps ADD COLUMN retention_outcomes_seconds bigint CHECK (retention_outcomes_seconds BETWEEN 3600 AND 315360000);
+ALTER TABLE apps ADD COLUMN retention_audit_seconds bigint CHECK (retention_audit_seconds BETWEEN 1 AND 315360000);
+
+-- version 27, no transaction: what the janitor deletes, found by age
+-- The janitor deletes in batches of a few thousand rows, each batch found through one of these indexes app by app,
+-- never by scanning a table: finished pushes by when they finished (the unfinished are not in it), Live Activities
+-- by their start, idempotency keys by their creation.
+DROP INDEX CONCURRENTLY IF EXISTS pushes_finished;
+CREATE INDEX CONCURRENTLY pushes_finished ON pushes (app_id, finished_at) WHERE finished_at IS NOT NULL;
+DROP INDEX CONCURRENTLY IF EXISTS live_activities_by_start;
+CREATE INDEX CONCURRENTLY live_activities_by_start ON live_activities (app_id, started_at);
+DROP INDEX CONCURRENTLY IF EXISTS push_requests_by_creation;
+CREATE INDEX CONCURRENTLY push_requests_by_creation ON push_requests (app_id, created_at);

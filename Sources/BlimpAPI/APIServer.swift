@@ -12,6 +12,8 @@ public struct APIConfiguration: Sendable {
     public var publicURL: String?
     /// Rate limits and timeouts.
     public var limits: APILimits
+    /// The deployment's retentions: a push id not found whose report aged out is answered as expired.
+    public var retention: RetentionPolicy
     /// APNs's channel management, for live activity channels; `nil`: creating or deleting one answers 503. The API
     /// sends no pushes.
     public var broadcastChannels: (any APNsBroadcastChannels)?
@@ -19,12 +21,13 @@ public struct APIConfiguration: Sendable {
     public var now: @Sendable () -> Date
 
     public init(
-        serverKey: ServerKey, publicURL: String? = nil, limits: APILimits = APILimits(),
+        serverKey: ServerKey, publicURL: String? = nil, limits: APILimits = APILimits(), retention: RetentionPolicy = RetentionPolicy(),
         broadcastChannels: (any APNsBroadcastChannels)? = nil, now: @escaping @Sendable () -> Date = Date.init
     ) {
         self.serverKey = serverKey
         self.publicURL = publicURL
         self.limits = limits
+        self.retention = retention
         self.broadcastChannels = broadcastChannels
         self.now = now
     }

@@ -39,7 +39,7 @@ public struct Console: Sendable {
         ).addRoutes(to: root)
         AccountPage(gate: gate, accounts: stores.accounts, serverKey: self.serverKey, renderer: renderer).addRoutes(to: root)
         AppsPage(gate: gate, apps: stores.apps, serverKey: self.serverKey, renderer: renderer).addRoutes(to: root)
-        AppPage(gate: gate, apps: stores.apps, serverKey: self.serverKey, renderer: renderer).addRoutes(to: root)
+        AppPage(gate: gate, apps: stores.apps, retention: stores.retention, serverKey: self.serverKey, renderer: renderer).addRoutes(to: root)
         AuditPage(gate: gate, audit: stores.audit, apps: stores.apps, renderer: renderer).addRoutes(to: root)
 
         let app = root.group("app/:app")

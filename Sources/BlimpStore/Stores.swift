@@ -1,3 +1,4 @@
+import BlimpCore
 import Foundation
 import Logging
 import PostgresNIO
@@ -28,19 +29,24 @@ public struct Stores: Sendable {
     /// The deployment's rate-limit buckets, which every ``SharedRateLimiter`` of the process takes from together.
     public let rateBuckets: RateBuckets
 
+    /// The deployment's retentions (apps may override them): what reports, the console and the janitor go by.
+    public let retention: RetentionPolicy
+
     /// With `preparedStatements` (not through a transaction pooler), the writes every device makes are prepared once
     /// per connection; `now` is the clock for lifetimes and acceptance times (tests inject their own).
     public init(
-        client: PostgresClient, logger: Logger, preparedStatements: Bool = true, now: @escaping @Sendable () -> Date = Date.init
+        client: PostgresClient, logger: Logger, preparedStatements: Bool = true, retention: RetentionPolicy = RetentionPolicy(),
+        now: @escaping @Sendable () -> Date = Date.init
     ) {
         self.client = client
+        self.retention = retention
         self.apps = AppStore(client: client, logger: logger, now: now)
         self.nonces = NonceLedger(client: client, logger: logger)
         self.secrets = DeploymentSecrets(client: client, logger: logger)
         self.channels = ChannelStore(client: client, logger: logger, preparedStatements: preparedStatements, now: now)
         self.namedUsers = NamedUserStore(channels: self.channels)
         self.intake = PushIntake(client: client, logger: logger, now: now)
-        self.reports = PushReports(client: client, logger: logger)
+        self.reports = PushReports(client: client, logger: logger, retention: retention.pushes, now: now)
         self.control = PushControl(client: client, logger: logger, now: now)
         self.dispatch = DispatchStore(client: client, logger: logger)
         self.console = ConsoleStore(client: client, logger: logger)

@@ -27,7 +27,7 @@ import Testing
             #expect(try await leases.hold("janitor", holder: "another api", for: .seconds(60)))
             let rounds = Mutex(0)
             let janitor = Janitor(
-                [.init("rounds") { rounds.withLock { $0 += 1 }; return 0 }], leases: leases, logger: TestDatabase.logger,
+                [.init("rounds") { _ in rounds.withLock { $0 += 1 }; return 0 }], leases: leases, logger: TestDatabase.logger,
                 interval: .milliseconds(100))
             let running = Task { try await janitor.run() }
             defer { running.cancel() }

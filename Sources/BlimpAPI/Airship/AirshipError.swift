@@ -57,6 +57,15 @@ struct AirshipError: HTTPResponseError {
         AirshipError(.notFound, "\(what) not found", code: 40401)
     }
 
+    /// 404 `40401` for what existed but aged out of its retention (a push's report): says so, and how long such things
+    /// are kept.
+    static func expired(_ what: String, keptFor retention: Duration) -> AirshipError {
+        let kept = RetentionPolicy.format(retention)
+        return AirshipError(
+            .notFound, "\(what) expired: reports are kept for \(kept)", code: 40401,
+            details: Details(error: "reports are deleted \(kept) after their push finished"))
+    }
+
     /// Runs `body`, answering `missing` when what it needs is not in the caller's app.
     static func whenMissing<T>(_ missing: AirshipError, _ body: () async throws -> T) async throws -> T {
         do {

@@ -102,7 +102,7 @@ struct PushController: Sendable {
         let caller = try await self.auth.master(request)
         let pushID = try Self.pushID(context)
         let origin = self.auth.origin(of: caller, request, context)
-        let outcome = try await AirshipError.whenMissing(.notFound("Push")) { try await change(pushID, caller.app.id, origin) }
+        let outcome = try await self.whenMissing(pushID, appID: caller.app.id) { try await change(pushID, caller.app.id, origin) }
         if case .notAllowed(let state) = outcome {
             throw AirshipError(.conflict, "The push cannot be \(done) now.", details: .init(error: "the push is \(state.rawValue)", path: nil))
         }
@@ -115,8 +115,19 @@ struct PushController: Sendable {
     }
 
     private func answer(_ pushID: UUID, appID: Int64) async throws -> Response {
-        let report = try await AirshipError.whenMissing(.notFound("Push")) { try await self.reports.report(pushID, appID: appID) }
+        let report = try await self.whenMissing(pushID, appID: appID) { try await self.reports.report(pushID, appID: appID) }
         return AirshipJSON.response(json: RawJSON.object([.init("ok", .bool(true)), .init("push", report.json)]).text)
+    }
+
+    /// Runs `body`, answering a push the app does not have with 404: that it expired when its id tells that its report
+    /// aged out (a ``UUIDv7`` older than the app's push retention), else not found.
+    private func whenMissing<T>(_ pushID: UUID, appID: Int64, _ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch StoreError.notFound {
+            guard let retention = try await self.reports.expiredRetention(of: pushID, appID: appID) else { throw AirshipError.notFound("Push") }
+            throw AirshipError.expired("Push \(pushID.lowercaseString)", keptFor: retention)
+        }
     }
 
     /// The app's pushes, newest first, paged like channels: `next_page` (and `Link`) is the next page's absolute URL.

@@ -15,6 +15,7 @@ struct APICommand: AsyncParsableCommand {
 
     @OptionGroup var listen: ListenOptions
     @OptionGroup var limits: LimitOptions
+    @OptionGroup var retention: RetentionOptions
     @OptionGroup var metrics: MetricsOptions
     @OptionGroup var database: DatabaseOptions
     @OptionGroup var direct: DirectDatabaseOptions
@@ -32,18 +33,18 @@ struct APICommand: AsyncParsableCommand {
                 "DATABASE_URL goes through a transaction pooler and DATABASE_DIRECT_URL is unset: the janitor's deletes run under the role's statement_timeout")
         }
         let services = try self.listen.buildAPI(
-            database: url, janitor: janitorURL, serverKey: serverKey, limits: self.limits.limits, apns: try APNsEndpointSetting.resolve(),
-            logger: logger)
+            database: url, janitor: janitorURL, serverKey: serverKey, limits: self.limits.limits, retention: self.retention,
+            apns: try APNsEndpointSetting.resolve(), logger: logger)
         try await runServices([tracing].compactMap { $0 } + services.all + services.metrics(metrics, logger: logger), logger: logger)
         await services.broadcast.shutdown()
     }
 }
 
 /// The API process's services: the database clients, which must run first, the API, and the janitor that deletes
-/// expired Live Activities, idempotency keys, nonces, console sessions and refilled rate buckets, creates delivery
-/// outcomes' day partitions ahead, deletes old delivery outcomes and send tallies, and refreshes the console's rollups;
-/// and the APNs channel-management client live activity channels are created and deleted with (the API sends no
-/// pushes), for the caller to shut down after the services.
+/// expired Live Activities, idempotency keys, nonces, console sessions and refilled rate buckets, pushes, delivery
+/// outcomes, send tallies and audit entries past their retention, creates delivery outcomes' day partitions ahead, and
+/// refreshes the console's rollups; and the APNs channel-management client live activity channels are created and
+/// deleted with (the API sends no pushes), for the caller to shut down after the services.
 struct APIServices {
     let database: PostgresClient
     let janitorDatabase: PostgresClient
@@ -69,8 +70,9 @@ extension ListenOptions {
     /// transaction pooler), else to `url`. Live activity channels are managed at `apns`'s channel-management host.
     func buildAPI(
         database url: DatabaseURL, janitor janitorURL: DatabaseURL? = nil, serverKey: ServerKey, limits: APILimits,
-        apns: APNsEndpointSettings, logger: Logger
+        retention options: RetentionOptions, apns: APNsEndpointSettings, logger: Logger
     ) throws -> APIServices {
+        let retention = try options.policy()
         // Statements of the API's requests end with their request; the janitor's long deletes have connections of
         // their own, without that limit.
         let database = PostgresClient(
@@ -83,41 +85,64 @@ extension ListenOptions {
             host: self.host,
             port: self.port,
             database: database,
-            configuration: APIConfiguration(serverKey: serverKey, publicURL: self.publicURL, limits: limits, broadcastChannels: broadcast),
+            configuration: APIConfiguration(
+                serverKey: serverKey, publicURL: self.publicURL, limits: limits, retention: retention, broadcastChannels: broadcast),
             adminToken: self.adminToken,
             masterSecretSignIn: self.masterSecretSignIn,
             preparedStatements: !url.pooled,
             logger: logger
         )
-        let channels = ChannelStore(client: janitorDatabase, logger: logger)
-        let keys = IdempotencyKeys(client: janitorDatabase, logger: logger)
-        let dispatch = DispatchStore(client: janitorDatabase, logger: logger)
-        let nonces = NonceLedger(client: janitorDatabase, logger: logger)
-        let sessions = ConsoleSessions(client: janitorDatabase, logger: logger)
-        let console = ConsoleStore(client: janitorDatabase, logger: logger)
-        let rateBuckets = RateBuckets(client: janitorDatabase, logger: logger)
-        let janitor = Janitor(
-            [
-                .init("expired live activities") { try await channels.deleteExpiredActivities() },
-                .init("activities awaiting their token", verb: "expired") { try await dispatch.expireAwaitingActivities(now: Date()) },
-                .init("expired idempotency keys") { try await keys.deleteExpired() },
-                .init("delivery outcome partitions", verb: "created") { try await dispatch.createOutcomePartitions(now: Date()) },
-                // Until the retention settings: outcomes and tallies are kept seven days, every app alike.
-                .init("old delivery outcomes and send tallies") {
-                    try await dispatch.trimOutcomes(defaultCutoff: Date() - 7 * 86_400, cutoffs: [:], budget: .seconds(15))
-                },
-                .init("expired nonces") { try await nonces.deleteExpired() },
-                .init("expired console sessions") { try await sessions.deleteExpired() },
-                .init("console rollups", verb: "refreshed") { try await console.refreshRollups(now: Date()) },
-                .init("refilled rate buckets") { try await rateBuckets.deleteRefilled() },
-            ],
-            leases: DeploymentLeases(client: janitorDatabase, logger: logger),
-            logger: logger
-        )
+        let janitor = Self.janitor(on: janitorDatabase, retention: retention, interval: options.janitorInterval, logger: logger)
         if url.pooled {
             api.beforeServerStarts { await Self.checkPooledSessions(of: database, url: url, statementTimeout: limits.requestTimeout, logger: logger) }
         }
         return APIServices(database: database, janitorDatabase: janitorDatabase, api: api, janitor: janitor, broadcast: broadcast)
+    }
+
+    /// The janitor's chores, in order, on its own connection; `retention` for the deployment, each app's own retentions
+    /// read at every round.
+    private static func janitor(on database: PostgresClient, retention: RetentionPolicy, interval: Duration, logger: Logger) -> Janitor {
+        let channels = ChannelStore(client: database, logger: logger)
+        let keys = IdempotencyKeys(client: database, logger: logger)
+        let dispatch = DispatchStore(client: database, logger: logger)
+        let nonces = NonceLedger(client: database, logger: logger)
+        let sessions = ConsoleSessions(client: database, logger: logger)
+        let console = ConsoleStore(client: database, logger: logger)
+        let apps = AppStore(client: database, logger: logger)
+        let pushes = PushHistory(client: database, logger: logger)
+        let audit = AuditLog(client: database, logger: logger)
+        let rateBuckets = RateBuckets(client: database, logger: logger)
+        /// The cutoff of `setting` for apps keeping the deployment's retention, and for each app with its own.
+        @Sendable func cutoffs(_ setting: RetentionPolicy.Setting) async throws -> (default: Date, apps: [Int64: Date]) {
+            retention.cutoffs(setting, apps: try await apps.retentions(), now: Date())
+        }
+        return Janitor(
+            [
+                .init("expired live activities") { try await channels.deleteExpiredActivities(budget: $0) },
+                .init("activities awaiting their token", verb: "expired") { try await dispatch.expireAwaitingActivities(now: Date(), budget: $0) },
+                .init("expired idempotency keys") { try await keys.deleteExpired(budget: $0) },
+                .init("pushes past their retention") { budget in
+                    let (deployment, apps) = try await cutoffs(.pushes)
+                    return try await pushes.deleteFinished(defaultCutoff: deployment, cutoffs: apps, budget: budget)
+                },
+                .init("delivery outcome partitions", verb: "created") { _ in try await dispatch.createOutcomePartitions(now: Date()) },
+                .init("delivery outcomes and send tallies past their retention") { budget in
+                    let (deployment, apps) = try await cutoffs(.outcomes)
+                    return try await dispatch.trimOutcomes(defaultCutoff: deployment, cutoffs: apps, budget: budget)
+                },
+                .init("expired nonces") { try await nonces.deleteExpired(budget: $0) },
+                .init("expired console sessions") { try await sessions.deleteExpired(budget: $0) },
+                .init("audit entries past their retention") { budget in
+                    let (deployment, apps) = try await cutoffs(.audit)
+                    return try await audit.deleteOld(defaultCutoff: deployment, cutoffs: apps, budget: budget)
+                },
+                .init("console rollups", verb: "refreshed") { _ in try await console.refreshRollups(now: Date()) },
+                .init("refilled rate buckets") { try await rateBuckets.deleteRefilled(budget: $0) },
+            ],
+            leases: DeploymentLeases(client: database, logger: logger),
+            logger: logger,
+            interval: interval
+        )
     }
 
     /// Warns, naming the statements to run, when the sessions behind a transaction pooler lack what the API sends a

@@ -18,6 +18,7 @@ struct DevCommand: AsyncParsableCommand {
     var stateDir = ".blimp"
     @OptionGroup var listen: ListenOptions
     @OptionGroup var limits: LimitOptions
+    @OptionGroup var retention: RetentionOptions
     @Option(help: "The APNs simulator's port (not run when BLIMP_APNS_URL is set).") var apnsSimPort = 2197
     @Option(help: "The APNs simulator's admin port.") var apnsSimAdminPort = 2198
     @OptionGroup var metrics: MetricsOptions
@@ -37,7 +38,8 @@ struct DevCommand: AsyncParsableCommand {
         // The schema first, so that the worker finds its tables from its first look.
         _ = try await url.withClient(logger: logger) { try await Schema.apply(to: $0, logger: logger) }
 
-        var services = try self.listen.buildAPI(database: url, serverKey: serverKey, limits: self.limits.limits, apns: apns, logger: logger)
+        var services = try self.listen.buildAPI(
+            database: url, serverKey: serverKey, limits: self.limits.limits, retention: self.retention, apns: apns, logger: logger)
         let database = services.database
         // Runs once the database client is up, before the API listens.
         services.api.beforeServerStarts {

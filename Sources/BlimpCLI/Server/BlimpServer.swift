@@ -25,7 +25,8 @@ public enum BlimpServer {
         preparedStatements: Bool = true,
         logger: Logger
     ) -> Router<APIRequestContext> {
-        let stores = Stores(client: database, logger: logger, preparedStatements: preparedStatements, now: configuration.now)
+        let stores = Stores(
+            client: database, logger: logger, preparedStatements: preparedStatements, retention: configuration.retention, now: configuration.now)
         let router = APIServer.buildRouter(stores: stores, configuration: configuration)
         let console = ConsoleConfiguration(
             adminToken: adminToken, masterSecretSignIn: masterSecretSignIn, secureCookies: configuration.publicURL?.lowercased().hasPrefix("https://") ?? false,

@@ -8,6 +8,8 @@ enum ConsoleError: Error {
     case signIn
     /// Nothing here for this session: unknown ids and other apps' ids look the same.
     case notFound
+    /// What was here aged out of its retention and was deleted (why, in words).
+    case expired(String)
     /// A form without this session's CSRF token.
     case staleForm
     /// The person's role in the app is below what the page or action needs.
@@ -20,7 +22,7 @@ enum ConsoleError: Error {
     var status: HTTPResponse.Status {
         switch self {
         case .signIn: .seeOther
-        case .notFound: .notFound
+        case .notFound, .expired: .notFound
         case .staleForm, .forbidden: .forbidden
         case .badRequest: .badRequest
         case .unavailable: .serviceUnavailable
@@ -33,7 +35,7 @@ enum ConsoleError: Error {
         case .notFound: "There is nothing here, or it belongs to another app."
         case .staleForm: "The form has expired or did not come from this console. Reload the page and try again."
         case .forbidden(let role): "This needs the \(role.rawValue) role in this app. Ask one of the app's admins."
-        case .badRequest(let why): why
+        case .badRequest(let why), .expired(let why): why
         case .unavailable: "The database is unavailable. Try again in a moment."
         }
     }

@@ -5,10 +5,13 @@ import Hummingbird
 
 /// One app, for the deployment admin and the app's admins: replace its APNs key, rotate its master secret (which signs out the app's
 /// console sessions), rotate its app secret with an overlap during which installed apps keep working, and issue and
-/// revoke server API tokens. A new secret or token is shown once, on the page that answers the form.
+/// revoke server API tokens, and set how long the app's pushes, outcomes and audit entries are kept. A new secret or
+/// token is shown once, on the page that answers the form.
 struct AppPage: Sendable {
     let gate: ConsoleGate
     let apps: AppStore
+    /// The deployment's retentions, which the app keeps unless it has its own.
+    let retention: RetentionPolicy
     let serverKey: ServerKey
     let renderer: PageRenderer
 
@@ -18,6 +21,8 @@ struct AppPage: Sendable {
     struct View: Sendable {
         struct Token: Sendable { let name: String, created: String }
         struct Secret: Sendable { let what: String, value: String }
+        /// One retention: what applies, whether it is the app's own, and the form field holding the app's own.
+        struct Retention: Sendable { let setting: String, label: String, effective: String, own: String, isOwn: Bool }
 
         let name: String
         let appKey: String
@@ -31,6 +36,7 @@ struct AppPage: Sendable {
         let action: String
         let tokens: [Token]
         let hasTokens: Bool
+        let retentions: [Retention]
         let secret: Secret?
         let notice: String?
         let error: String?
@@ -77,6 +83,18 @@ struct AppPage: Sendable {
                 }
                 let token = try await self.apps.createToken(appKey: app.appKey, name: name, by: origin)
                 return try await self.page(user, app, secret: View.Secret(what: "New API token \(name)", value: token))
+            case "retention":
+                var changes: [RetentionPolicy.Setting: Duration?] = [:]
+                for setting in RetentionPolicy.Setting.allCases {
+                    let text = (form["retention_\(setting.rawValue)"] ?? "").trimmingCharacters(in: .whitespaces)
+                    do {
+                        changes[setting] = text.isEmpty ? .some(nil) : try RetentionPolicy.parse(text, for: setting)
+                    } catch {
+                        return try await self.page(user, app, error: AppsPage.sentence("\(error)"))
+                    }
+                }
+                try await self.apps.setRetention(changes, appKey: app.appKey, by: origin)
+                return try await self.page(user, app, notice: "Retention is set; the janitor applies it within a minute.")
             case "revoke":
                 let revoked = try await self.apps.revokeToken(appKey: app.appKey, name: form["token_name"] ?? "", by: origin)
                 return try await self.page(user, app, notice: revoked ? "The token is revoked." : "There was no such token.")
@@ -98,12 +116,29 @@ struct AppPage: Sendable {
         _ user: SignedIn, _ app: App, secret: View.Secret? = nil, notice: String? = nil, error: String? = nil
     ) async throws -> Response {
         let tokens: [APITokenInfo]
-        do { tokens = try await self.apps.tokens(appKey: app.appKey) } catch { throw ConsoleError.unavailable }
+        let own: AppRetention
+        do {
+            tokens = try await self.apps.tokens(appKey: app.appKey)
+            own = try await self.apps.retention(appID: app.id)
+        } catch {
+            throw ConsoleError.unavailable
+        }
+        let labels: [RetentionPolicy.Setting: String] = [
+            .pushes: "Pushes and their reports, from when they finished", .outcomes: "Delivery outcomes and send tallies",
+            .audit: "Audit entries",
+        ]
+        let retentions = RetentionPolicy.Setting.allCases.map { setting in
+            View.Retention(
+                setting: setting.rawValue, label: labels[setting] ?? setting.rawValue,
+                effective: RetentionPolicy.format(own[setting] ?? self.retention[setting]),
+                own: own[setting].map(RetentionPolicy.format) ?? "", isOwn: own[setting] != nil)
+        }
         let view = View(
             name: app.name, appKey: app.appKey, bundleID: app.bundleID, keyID: app.apnsKeyID, teamID: app.apnsTeamID,
             environment: app.apnsEnvironment.rawValue, production: app.apnsEnvironment == .production, created: Format.time(app.createdAt),
             consoleLink: "/console/app/\(app.appKey)", action: "/console/apps/\(app.appKey)",
             tokens: tokens.map { View.Token(name: $0.name, created: Format.time($0.createdAt)) }, hasTokens: !tokens.isEmpty,
+            retentions: retentions,
             secret: secret, notice: notice, error: error)
         let status: HTTPResponse.Status = error == nil ? .ok : .badRequest
         return self.renderer.page("app", title: app.name, nav: Navigation(user: user, app: nil, appName: nil, .apps), view, status: status)
@@ -139,6 +174,19 @@ struct AppPage: Sendable {
             <div class="field grow"><label for="token_name">Token name</label><input id="token_name" name="token_name" required maxlength="128"></div>
             <button type="submit">Issue a token</button>
           </form>
+        </section>
+        <section class="card">
+          <h2>Retention</h2>
+          <dl class="facts" id="retention">{{#retentions}}
+            <div><dt>{{label}}</dt><dd id="retention-{{setting}}">{{effective}} {{#isOwn}}(this app's){{/isOwn}}{{^isOwn}}(the deployment's){{/isOwn}}</dd></div>{{/retentions}}
+          </dl>
+          <form id="set-retention" method="post" action="{{action}}/retention" class="row">
+            <input type="hidden" name="csrf" value="{{nav.csrf}}">
+            {{#retentions}}<div class="field"><label for="retention_{{setting}}">{{label}}</label>
+              <input id="retention_{{setting}}" name="retention_{{setting}}" value="{{own}}" placeholder="the deployment's" spellcheck="false"></div>{{/retentions}}
+            <button type="submit">Set retention</button>
+          </form>
+          <p class="muted">A whole number and a unit: 90s, 15m, 12h or 30d; pushes at least 24h, outcomes at least 1h. Empty: the deployment's. The janitor deletes what is older at its next round.</p>
         </section>
         <section class="card">
           <h2>Replace the APNs key</h2>

@@ -62,7 +62,15 @@ struct PushPage: Sendable {
 
     private func report(_ scope: AppScope, _ context: some RequestContext) async throws -> PushReport {
         guard let id = context.parameters.get("push").flatMap({ UUID(parsing: $0) }) else { throw ConsoleError.notFound }
-        do { return try await self.reports.report(id, appID: scope.app.id) } catch { throw ConsoleError.from(error) }
+        do {
+            return try await self.reports.report(id, appID: scope.app.id)
+        } catch .notFound {
+            // An id whose report aged out is told apart from one never issued (its UUIDv7 time is older than the retention).
+            guard let retention = try? await self.reports.expiredRetention(of: id, appID: scope.app.id) else { throw ConsoleError.notFound }
+            throw ConsoleError.expired("This push expired: reports are kept for \(RetentionPolicy.format(retention)) after the push finished.")
+        } catch {
+            throw ConsoleError.from(error)
+        }
     }
 
     private func show(_ request: Request, _ context: some RequestContext, notice: String? = nil) async throws -> Response {

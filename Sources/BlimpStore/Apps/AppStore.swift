@@ -344,7 +344,7 @@ public struct AppStore: Sendable {
 
     /// Runs a change of one app that returns its id (`RETURNING id`) and records `entry` for it, in one transaction;
     /// ``StoreError/noSuchApp`` when it changed no app.
-    private func updateOne(_ query: PostgresQuery, recording entry: @escaping @Sendable (Int64) -> AuditEntry) async throws(StoreError) {
+    func updateOne(_ query: PostgresQuery, recording entry: @escaping @Sendable (Int64) -> AuditEntry) async throws(StoreError) {
         let updated = try await self.recorded { connection in
             let ids = try await connection.query(query, logger: self.logger).decode(Int64.self).array()
             return (ids.count, ids.map(entry))

@@ -39,16 +39,23 @@ public struct NonceLedger: Sendable {
         try await StoreError.mapping(UsedNonce(key: .init(appID: appID, nonce: nonce), expiresAt: expiresAt), to: self.writes)
     }
 
-    /// Deletes the nonces whose signatures have expired; returns how many.
-    public func deleteExpired() async throws(StoreError) -> Int {
-        try await StoreError.mapping {
-            try await self.client.query(
+    /// Deletes the nonces whose signatures have expired, app by app in batches (``BatchedDelete``) until `budget` is
+    /// spent; returns how many.
+    public func deleteExpired(budget: Duration, batchSize: Int = BatchedDelete.size) async throws(StoreError) -> Int {
+        let apps = try await BatchedDelete.appIDs(self.client, logger: self.logger)
+        return try await BatchedDelete.run(over: apps, size: batchSize, budget: budget) { appID, limit in
+            try await BatchedDelete.count(
                 """
-                DELETE FROM used_nonces u USING apps a
-                WHERE u.app_id = a.id AND u.expires_at < now() - \(unescaped: "interval '\(Self.margin)'") RETURNING 1
+                WITH gone AS (
+                    DELETE FROM used_nonces
+                    WHERE ctid = ANY(ARRAY(
+                            SELECT ctid FROM used_nonces
+                            WHERE app_id = \(appID) AND expires_at < now() - \(unescaped: "interval '\(Self.margin)'") LIMIT \(limit)))
+                      AND app_id = \(appID) AND expires_at < now() - \(unescaped: "interval '\(Self.margin)'")
+                    RETURNING 1)
+                SELECT count(*)::int FROM gone
                 """,
-                logger: self.logger
-            ).collect().count
+                on: self.client, logger: self.logger)
         }
     }
 

@@ -106,13 +106,20 @@ public struct ConsoleSessions: Sendable {
         }
     }
 
-    /// Deletes expired sessions (a ``Janitor`` chore); returns how many went.
-    public func deleteExpired() async throws(StoreError) -> Int {
-        try await StoreError.mapping {
-            try await self.client.query(
-                "WITH gone AS (DELETE FROM console_sessions WHERE expires_at < now() RETURNING 1) SELECT count(*)::int FROM gone",
-                logger: self.logger
-            ).decode(Int.self).array().first ?? 0
+    /// Deletes expired sessions (a ``Janitor`` chore) in batches (``BatchedDelete``) until `budget` is spent; returns
+    /// how many went.
+    public func deleteExpired(budget: Duration, batchSize: Int = BatchedDelete.size) async throws(StoreError) -> Int {
+        try await BatchedDelete.run(over: [()], size: batchSize, budget: budget) { _, limit in
+            try await BatchedDelete.count(
+                """
+                WITH gone AS (
+                    DELETE FROM console_sessions
+                    WHERE token_sha256 = ANY(ARRAY(SELECT token_sha256 FROM console_sessions WHERE expires_at < now() LIMIT \(limit)))
+                      AND expires_at < now()
+                    RETURNING 1)
+                SELECT count(*)::int FROM gone
+                """,
+                on: self.client, logger: self.logger)
         }
     }
 

@@ -2,19 +2,21 @@ import Foundation
 import Logging
 import ServiceLifecycle
 
-/// Deletes rows past their lifetime once a minute, until shutdown, so that tables stay as small as what is alive, and
-/// refreshes rollups: each chore returns how many rows (or partitions) it touched, and does a bounded amount of work
-/// (one statement, or batches within a budget, as the outcome trim). With `leases`, only the
+/// Deletes rows past their lifetime or retention every ``interval``, until shutdown, so that tables stay as small as
+/// what is alive and kept, and refreshes rollups. Each round has a time ``budget`` well under the interval: a chore
+/// gets what the chores before it left (its deletes run in bounded batches, ``BatchedDelete``, and stop when it is
+/// spent; what is left waits for the next round). Each chore's rows and seconds are logged. With `leases`, only the
 /// process holding the `janitor` lease does the round, so that api replicas do not all repeat it.
 public struct Janitor: Service {
-    /// One kind of expired row and the delete that removes it (or a rollup and its refresh).
+    /// One kind of expired row and the delete that removes it (or a rollup and its refresh), given the time left in
+    /// the round.
     public struct Chore: Sendable {
         let what: String
         /// What the log says was done to the rows: `deleted`, `refreshed`.
         let verb: String
-        let delete: @Sendable () async throws -> Int
+        let delete: @Sendable (_ budget: Duration) async throws -> Int
 
-        public init(_ what: String, verb: String = "deleted", _ delete: @escaping @Sendable () async throws -> Int) {
+        public init(_ what: String, verb: String = "deleted", _ delete: @escaping @Sendable (_ budget: Duration) async throws -> Int) {
             self.what = what
             self.verb = verb
             self.delete = delete
@@ -26,12 +28,15 @@ public struct Janitor: Service {
     let holder = UUID().uuidString
     let logger: Logger
     let interval: Duration
+    let budget: Duration
 
-    public init(_ chores: [Chore], leases: DeploymentLeases? = nil, logger: Logger, interval: Duration = .seconds(60)) {
+    /// `budget`: the time one round may spend, a third of `interval` unless given.
+    public init(_ chores: [Chore], leases: DeploymentLeases? = nil, logger: Logger, interval: Duration = .seconds(60), budget: Duration? = nil) {
         self.chores = chores
         self.leases = leases
         self.logger = logger
         self.interval = interval
+        self.budget = budget ?? interval / 3
     }
 
     public func run() async throws {
@@ -39,20 +44,43 @@ public struct Janitor: Service {
             // Waiting first leaves the schema time to be applied (`blimp dev` migrates after start).
             try? await cancelWhenGracefulShutdown { try await Task.sleep(for: self.interval) }
             guard await self.mayRun() else { continue }
-            for chore in self.chores {
-                guard !Task.isShuttingDownGracefully, !Task.isCancelled else { return }
-                do {
-                    let deleted = try await chore.delete()
-                    if deleted > 0 { self.logger.info("\(chore.what) \(chore.verb)", metadata: ["count": "\(deleted)"]) }
-                } catch {
-                    self.logger.warning("\(chore.what) not \(chore.verb)", metadata: ["error": "\(error)"])
-                }
-            }
+            await self.round()
         }
     }
 
+    /// One round: every chore in order, each given the budget's remainder.
+    func round() async {
+        let started = ContinuousClock.now
+        for chore in self.chores {
+            guard !Task.isShuttingDownGracefully, !Task.isCancelled else { return }
+            let choreStarted = ContinuousClock.now
+            do {
+                let count = try await chore.delete(self.budget - (choreStarted - started))
+                let seconds = ContinuousClock.now - choreStarted
+                // Work done, or time spent, is worth a line; a round of nothing is not.
+                self.logger.log(
+                    level: count > 0 || seconds >= .seconds(1) ? .info : .debug, "\(chore.what) \(chore.verb)",
+                    metadata: ["count": "\(count)", "seconds": "\(Self.seconds(seconds))"])
+            } catch {
+                self.logger.warning("\(chore.what) not \(chore.verb)", metadata: ["error": "\(error)"])
+            }
+        }
+        let spent = ContinuousClock.now - started
+        self.logger.info(
+            "the janitor's round ended",
+            metadata: ["seconds": "\(Self.seconds(spent))", "budget": "\(Self.seconds(self.budget))"])
+        if spent > self.budget {
+            self.logger.warning(
+                "the janitor's round outran its budget", metadata: ["seconds": "\(Self.seconds(spent))", "budget": "\(Self.seconds(self.budget))"])
+        }
+    }
+
+    private static func seconds(_ duration: Duration) -> String {
+        String(format: "%.3f", Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18)
+    }
+
     /// Whether this process does the round: it holds the lease for two rounds, renewed each round, so a holder that
-    /// stops is replaced within two minutes.
+    /// stops is replaced within two intervals.
     private func mayRun() async -> Bool {
         guard let leases = self.leases else { return true }
         do {

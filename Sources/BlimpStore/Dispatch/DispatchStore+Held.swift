@@ -172,40 +172,51 @@ extension DispatchStore {
     }
 
     /// The janitor's chore: marks activities that awaited their token for their whole lifetime expired, counting them
-    /// on their start and on the push held for each (`expired_awaiting_token`), and deletes them once iOS would have
-    /// removed them. Returns how many expired.
-    public func expireAwaitingActivities(now: Date) async throws(StoreError) -> Int {
-        try await StoreError.mapping {
-            try await self.client.withTransaction(logger: self.logger) { connection in
-                let expired = try await connection.query(
-                    """
-                    WITH expired AS (
-                        UPDATE awaiting_activities a SET state = 'expired'
-                        FROM apps
-                        WHERE a.app_id = apps.id AND a.state = 'awaiting'
-                          AND a.sent_at <= \(now.addingTimeInterval(-LiveActivityLifetime.updatable))
-                        RETURNING a.app_id, a.start_push_id, a.held_push_id),
-                    counted AS (
-                        SELECT app_id, push_id, count(*)::int AS n FROM (
-                            SELECT app_id, start_push_id AS push_id FROM expired
-                            UNION ALL
-                            SELECT app_id, held_push_id FROM expired WHERE held_push_id IS NOT NULL) AS pushes
-                        GROUP BY app_id, push_id),
-                    tallied AS (
-                        UPDATE pushes p SET expired_awaiting_token = p.expired_awaiting_token + counted.n
-                        FROM counted WHERE p.app_id = counted.app_id AND p.push_id = counted.push_id)
-                    SELECT count(*)::int FROM expired
-                    """,
-                    logger: self.logger
-                ).decode(Int.self).array().first ?? 0
-                try await connection.query(
-                    """
-                    DELETE FROM awaiting_activities a USING apps
-                    WHERE a.app_id = apps.id AND a.sent_at <= \(now.addingTimeInterval(-LiveActivityLifetime.kept))
-                    """,
-                    logger: self.logger)
-                return expired
-            }
+    /// on their start and on the push held for each (`expired_awaiting_token`), and deletes expired ones once iOS would
+    /// have removed them; app by app in batches (``BatchedDelete``) until `budget` is spent. Returns how many expired.
+    public func expireAwaitingActivities(now: Date, budget: Duration, batchSize: Int = BatchedDelete.size) async throws(StoreError) -> Int {
+        let started = ContinuousClock.now
+        let updatable = now.addingTimeInterval(-LiveActivityLifetime.updatable)
+        let kept = now.addingTimeInterval(-LiveActivityLifetime.kept)
+        let apps = try await BatchedDelete.appIDs(self.client, logger: self.logger)
+        let expired = try await BatchedDelete.run(over: apps, size: batchSize, budget: budget) { appID, limit in
+            try await BatchedDelete.count(
+                """
+                WITH expired AS (
+                    UPDATE awaiting_activities SET state = 'expired'
+                    WHERE ctid = ANY(ARRAY(
+                            SELECT ctid FROM awaiting_activities
+                            WHERE app_id = \(appID) AND sent_at <= \(updatable) AND state = 'awaiting' LIMIT \(limit)))
+                      AND app_id = \(appID) AND sent_at <= \(updatable) AND state = 'awaiting'
+                    RETURNING app_id, start_push_id, held_push_id),
+                counted AS (
+                    SELECT app_id, push_id, count(*)::int AS n FROM (
+                        SELECT app_id, start_push_id AS push_id FROM expired
+                        UNION ALL
+                        SELECT app_id, held_push_id FROM expired WHERE held_push_id IS NOT NULL) AS pushes
+                    GROUP BY app_id, push_id),
+                tallied AS (
+                    UPDATE pushes p SET expired_awaiting_token = p.expired_awaiting_token + counted.n
+                    FROM counted WHERE p.app_id = counted.app_id AND p.push_id = counted.push_id)
+                SELECT count(*)::int FROM expired
+                """,
+                on: self.client, logger: self.logger)
         }
+        // Only those counted above go: one still awaiting past its lifetime is counted first, in a later run.
+        _ = try await BatchedDelete.run(over: apps, size: batchSize, budget: budget - (ContinuousClock.now - started)) { appID, limit in
+            try await BatchedDelete.count(
+                """
+                WITH gone AS (
+                    DELETE FROM awaiting_activities
+                    WHERE ctid = ANY(ARRAY(
+                            SELECT ctid FROM awaiting_activities
+                            WHERE app_id = \(appID) AND sent_at <= \(kept) AND state = 'expired' LIMIT \(limit)))
+                      AND app_id = \(appID) AND sent_at <= \(kept) AND state = 'expired'
+                    RETURNING 1)
+                SELECT count(*)::int FROM gone
+                """,
+                on: self.client, logger: self.logger)
+        }
+        return expired
     }
 }

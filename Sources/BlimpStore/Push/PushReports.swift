@@ -3,14 +3,35 @@ import Foundation
 import Logging
 import PostgresNIO
 
-/// Reads pushes back for their reports, scoped to one app.
+/// Reads pushes back for their reports, scoped to one app, and tells a push whose report aged out from an id never
+/// issued.
 public struct PushReports: Sendable {
     let client: PostgresClient
     let logger: Logger
+    /// The deployment's push retention (`BLIMP_RETENTION_PUSHES`), for apps without their own.
+    let retention: Duration
+    let now: @Sendable () -> Date
 
-    public init(client: PostgresClient, logger: Logger) {
+    public init(
+        client: PostgresClient, logger: Logger, retention: Duration = RetentionPolicy().pushes,
+        now: @escaping @Sendable () -> Date = Date.init
+    ) {
         self.client = client
         self.logger = logger
+        self.retention = retention
+        self.now = now
+    }
+
+    /// For a push not found: the app's push retention when `pushID` is a ``UUIDv7`` older than it, so that its report
+    /// aged out and was deleted; `nil` when it is not (the id was never issued, as far as it tells).
+    public func expiredRetention(of pushID: UUID, appID: Int64) async throws(StoreError) -> Duration? {
+        guard let issued = UUIDv7.time(of: pushID) else { return nil }
+        let overrides = try await StoreError.mapping {
+            try await self.client.query("SELECT retention_pushes_seconds FROM apps WHERE id = \(appID)", logger: self.logger)
+                .decode(Int64?.self).array()
+        }
+        let retention = overrides.first.flatMap { $0 }.map { Duration.seconds($0) } ?? self.retention
+        return self.now().timeIntervalSince(issued) > TimeInterval(retention.components.seconds) ? retention : nil
     }
 
     /// The report of `pushID` in the app.

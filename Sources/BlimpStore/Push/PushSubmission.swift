@@ -3,7 +3,7 @@ import Foundation
 
 /// One `POST /api/push` request, checked and given its ids, on its way into the queue.
 public struct PushSubmission: Sendable {
-    /// One push of the request with the id it is queued under.
+    /// One push of the request with the id it is queued under: a ``UUIDv7``, so the id tells when it was accepted.
     public struct Item: Sendable {
         public var pushID: UUID
         public var push: Push
@@ -35,7 +35,7 @@ public struct PushSubmission: Sendable {
         self.origin = origin
         self.items = pushes.map { push in
             let name: String? = if case .liveActivity(let activity) = push.content { activity.name } else { nil }
-            return Item(pushID: UUID.random(), push: push, broadcastChannelID: name.flatMap { broadcastChannels[$0] })
+            return Item(pushID: UUIDv7.make(), push: push, broadcastChannelID: name.flatMap { broadcastChannels[$0] })
         }
         self.idempotencyKey = idempotencyKey
         self.operationID = UUID.random()

@@ -226,19 +226,22 @@ public struct ChannelStore: Sendable {
     /// Deletes Live Activity rows past their lifetime: 12 hours after the start, when iOS has removed the activity. A
     /// dismissed activity stays on record until then, its state `dismissed` and its row a tombstone against a late
     /// `set` of the same activity.
-    /// Returns how many went.
-    public func deleteExpiredActivities() async throws(StoreError) -> Int {
-        let now = self.now()
-        return try await StoreError.mapping {
-            let rows = try await self.client.query(
+    /// Deleted app by app in batches of `batchSize` (``BatchedDelete``) until `budget` is spent. Returns how many went.
+    public func deleteExpiredActivities(budget: Duration, batchSize: Int = BatchedDelete.size) async throws(StoreError) -> Int {
+        let cutoff = self.now().addingTimeInterval(-LiveActivityLifetime.kept)
+        let apps = try await BatchedDelete.appIDs(self.client, logger: self.logger)
+        return try await BatchedDelete.run(over: apps, size: batchSize, budget: budget) { appID, limit in
+            try await BatchedDelete.count(
                 """
-                DELETE FROM live_activities
-                WHERE started_at < \(now.addingTimeInterval(-LiveActivityLifetime.kept))
-                RETURNING 1
+                WITH gone AS (
+                    DELETE FROM live_activities
+                    WHERE ctid = ANY(ARRAY(
+                            SELECT ctid FROM live_activities WHERE app_id = \(appID) AND started_at < \(cutoff) LIMIT \(limit)))
+                      AND app_id = \(appID) AND started_at < \(cutoff)
+                    RETURNING 1)
+                SELECT count(*)::int FROM gone
                 """,
-                logger: self.logger
-            )
-            return try await rows.collect().count
+                on: self.client, logger: self.logger)
         }
     }
 
