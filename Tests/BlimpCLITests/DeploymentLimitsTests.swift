@@ -17,7 +17,7 @@ import Glibc
     /// How long each limit is hammered.
     static let window: Duration = .seconds(5)
     /// How long each sending loop pauses after an answer: it paces the load, it waits for nothing.
-    static let pause: Duration = .milliseconds(20)
+    static let pause: Duration = .milliseconds(100)
     static let limitArguments = [
         "--push-rate-limit", "10", "--channel-creation-rate-limit", "10", "--channel-creation-rate-limit-per-address", "1",
         "--client-address-header", "X-Forwarded-For",
@@ -79,10 +79,11 @@ import Glibc
         #expect(Double(tally.admitted) >= least, "under 80% of the limit (\(least)): \(tally)")
     }
 
-    /// Sends requests `make` builds (given a number no other request of the hammering has) from two loops per replica
-    /// at once, for ``window``, each loop waiting for its answer and then ``pause``: up to 100 requests a second per
-    /// replica, ten times the highest limit tested, without taking the machine's cores from the tests beside it (as
-    /// loops sending back to back did: a dispatch test's one-second leases lapsed).
+    /// Sends requests `make` builds (given a number no other request of the hammering has) from eight loops per
+    /// replica at once, for ``window``, each loop waiting for its answer and then ``pause``: up to 80 requests a second
+    /// per replica, eight times the highest limit tested, and eight requests in flight for answers that are slow (a
+    /// sign-in), without taking the machine's cores from the tests beside it (as loops sending back to back did: a
+    /// dispatch test's one-second leases lapsed).
     static func hammer(
         _ replicas: [String], admitted: Set<Int>, refused: Int, _ make: @escaping @Sendable (String, Int) -> HTTPClientRequest
     ) async -> Tally {
@@ -90,10 +91,10 @@ import Glibc
         var total = Tally()
         await withTaskGroup(of: Tally.self) { group in
             for (index, base) in replicas.enumerated() {
-                for loop in 0..<2 {
+                for loop in 0..<8 {
                     group.addTask {
                         var tally = Tally()
-                        var sent = (index * 2 + loop) << 16
+                        var sent = (index * 8 + loop) << 16
                         while started.duration(to: .now) < Self.window {
                             sent += 1
                             tally.sending = started.duration(to: .now).seconds
