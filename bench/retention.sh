@@ -48,6 +48,11 @@ INSERT INTO push_parts (app_id, push_id, part, after_channel_id, through_channel
 SELECT app_id, push_id, 0, '00000000-0000-0000-0000-000000000000', 'ffffffff-ffff-ffff-ffff-ffffffffffff',
        'ffffffff-ffff-ffff-ffff-ffffffffffff', state, accepted_at
 FROM pushes;
+-- The days' partitions a running janitor would have made (the upgrade's partition holds yesterday to tomorrow).
+SELECT format('CREATE TABLE delivery_outcomes_%s PARTITION OF delivery_outcomes FOR VALUES FROM (%L) TO (%L)',
+              to_char(d, 'YYYYMMDD'), d, d + interval '1 day')
+FROM generate_series(date_trunc('day', now(), 'UTC') - interval '36 days', date_trunc('day', now(), 'UTC') - interval '2 days',
+                     interval '1 day') d \gexec
 -- Built after the rows, as a restore would: the same indexes as the schema's.
 DROP INDEX delivery_outcomes_by_channel;
 DROP INDEX delivery_outcomes_by_push;
