@@ -16,21 +16,8 @@ cd "$(dirname "$0")/.."
 rows=${1:-10000000}
 days=${2:-10}
 rounds=${3:-60}
-source scripts/postgres.sh
-blimp=${BLIMP:-.build/release/blimp}
-[ -n "${BLIMP:-}" ] || swift build -c release --product blimp
+source bench/cluster.sh
 bin=$(postgres_bindir)
-work=$(mktemp -d /tmp/blimp-bench-XXXXXX)
-chmod 755 "$work"
-pids=()
-cleanup() {
-    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-    wait 2>/dev/null || true
-    stop_cluster "$work/pg"
-    rm -rf "$work"
-}
-trap cleanup EXIT
-start_cluster "$work/pg"
 sql() { psql -qtAX "$DATABASE_URL" -c "$1"; }
 now() { date +%s.%N; }
 seconds() { python3 -c "print(f'{$2 - $1:.1f}')"; }

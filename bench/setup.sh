@@ -1,27 +1,11 @@
-# Sourced by the bench scripts after they read their arguments: the release `blimp` (BLIMP=path overrides), a work
-# folder, a throwaway PostgreSQL with its default durability (fsync on), the schema, and one app, `bench`, whose
+# Sourced by the bench scripts after they read their arguments: what bench/cluster.sh makes (the release `blimp`, a
+# work folder, a throwaway PostgreSQL with its default durability), the schema, and one app, `bench`, whose
 # APNs key is "$work/key.p8" ($kid, $team); `field NAME` reads its credentials. `start_api PORT` runs `blimp api`,
 # `start_simulator PORT ADMIN_PORT [FLAGS]` `blimp apns-sim` trusting that key, and `start_worker SIM_PORT [FLAGS]`
 # a `blimp worker` sending to it, each until the script ends; `loopback_ports N` prints N distinct free ports, and
 # `wait_for_port PORT` waits until something listens there. Processes added to `pids` are stopped, and the cluster
 # removed, on exit.
-source scripts/postgres.sh
-blimp=${BLIMP:-.build/release/blimp}
-# Always build (a no-op when up to date): a release binary left from older sources would be measured otherwise.
-[ -n "${BLIMP:-}" ] || swift build -c release --product blimp
-
-work=$(mktemp -d /tmp/blimp-bench-XXXXXX)
-chmod 755 "$work"
-pids=()
-cleanup() {
-    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-    wait 2>/dev/null || true
-    stop_cluster "$work/pg"
-    rm -rf "$work"
-}
-trap cleanup EXIT
-
-start_cluster "$work/pg" "-c max_connections=200"
+CLUSTER_SETTINGS="-c max_connections=200" source bench/cluster.sh
 export BLIMP_SECRET_KEY=$(openssl rand -base64 32)
 "$blimp" migrate >/dev/null
 kid=BENCHKEY01 team=BENCHTEAM1
