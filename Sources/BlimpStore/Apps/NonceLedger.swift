@@ -8,9 +8,9 @@ import PostgresNIO
 /// Each signed request costs a row. Concurrent ones are written together (see ``Coalescer``), so under load a
 /// thousand devices cost a statement and a commit, not a thousand.
 public struct NonceLedger: Sendable {
-    /// How long a row outlives its expiry before the janitor deletes it: a margin for the API's clock running
-    /// behind the database's.
-    static let margin = "1 hour"
+    /// How long a row outlives its expiry before the janitor deletes it: a margin for the clock of the replica that
+    /// wrote it running behind the janitor's.
+    static let margin: TimeInterval = 3600
 
     private let writes: Coalescer<UsedNonce, Bool>
     private let client: PostgresClient
@@ -42,21 +42,9 @@ public struct NonceLedger: Sendable {
     /// Deletes the nonces whose signatures have expired, app by app in batches (``BatchedDelete``) until `budget` is
     /// spent; returns how many.
     public func deleteExpired(budget: Duration, batchSize: Int = BatchedDelete.size) async throws(StoreError) -> Int {
-        let apps = try await BatchedDelete.appIDs(self.client, logger: self.logger)
-        return try await BatchedDelete.run(over: apps, size: batchSize, budget: budget) { appID, limit in
-            try await BatchedDelete.count(
-                """
-                WITH gone AS (
-                    DELETE FROM used_nonces
-                    WHERE ctid = ANY(ARRAY(
-                            SELECT ctid FROM used_nonces
-                            WHERE app_id = \(appID) AND expires_at < now() - \(unescaped: "interval '\(Self.margin)'") LIMIT \(limit)))
-                      AND app_id = \(appID) AND expires_at < now() - \(unescaped: "interval '\(Self.margin)'")
-                    RETURNING 1)
-                SELECT count(*)::int FROM gone
-                """,
-                on: self.client, logger: self.logger)
-        }
+        try await BatchedDelete.deleteOlder(
+            from: "used_nonces", column: "expires_at", before: Date().addingTimeInterval(-Self.margin),
+            budget: budget, size: batchSize, client: self.client, logger: self.logger)
     }
 
     /// Inserts the nonces; `true` for each inserted, `false` for each already there or earlier in the batch.

@@ -32,6 +32,30 @@ public enum BatchedDelete {
         return deleted
     }
 
+    /// Deletes the rows of `table` whose `column` is before `cutoff`, app by app through an index on
+    /// `(app_id, column)`, until `budget` is spent; returns how many went. `table` and `column` are written into the
+    /// statement, so they are the store's own names, never input.
+    static func deleteOlder(
+        from table: StaticString, column: StaticString, before cutoff: Date, budget: Duration, size: Int,
+        client: PostgresClient, logger: Logger
+    ) async throws(StoreError) -> Int {
+        let (table, column) = ("\(table)", "\(column)")
+        let apps = try await Self.appIDs(client, logger: logger)
+        return try await Self.run(over: apps, size: size, budget: budget) { appID, limit in
+            try await Self.count(
+                """
+                WITH gone AS (
+                    DELETE FROM \(unescaped: table)
+                    WHERE ctid = ANY(ARRAY(
+                            SELECT ctid FROM \(unescaped: table) WHERE app_id = \(appID) AND \(unescaped: column) < \(cutoff) LIMIT \(limit)))
+                      AND app_id = \(appID) AND \(unescaped: column) < \(cutoff)
+                    RETURNING 1)
+                SELECT count(*)::int FROM gone
+                """,
+                on: client, logger: logger)
+        }
+    }
+
     /// The ids of every app, the keys tenant tables are walked by.
     static func appIDs(_ client: PostgresClient, logger: Logger) async throws(StoreError) -> [Int64] {
         try await StoreError.mapping { try await client.query("SELECT id FROM apps", logger: logger).decode(Int64.self).array() }

@@ -21,20 +21,8 @@ public struct IdempotencyKeys: Sendable {
     /// Deletes the keys older than ``window`` (``Janitor`` calls it), app by app in batches (``BatchedDelete``) until
     /// `budget` is spent; returns how many went.
     public func deleteExpired(budget: Duration, batchSize: Int = BatchedDelete.size) async throws(StoreError) -> Int {
-        let cutoff = self.now().addingTimeInterval(-Self.window)
-        let apps = try await BatchedDelete.appIDs(self.client, logger: self.logger)
-        return try await BatchedDelete.run(over: apps, size: batchSize, budget: budget) { appID, limit in
-            try await BatchedDelete.count(
-                """
-                WITH gone AS (
-                    DELETE FROM push_requests
-                    WHERE ctid = ANY(ARRAY(
-                            SELECT ctid FROM push_requests WHERE app_id = \(appID) AND created_at < \(cutoff) LIMIT \(limit)))
-                      AND app_id = \(appID) AND created_at < \(cutoff)
-                    RETURNING 1)
-                SELECT count(*)::int FROM gone
-                """,
-                on: self.client, logger: self.logger)
-        }
+        try await BatchedDelete.deleteOlder(
+            from: "push_requests", column: "created_at", before: self.now().addingTimeInterval(-Self.window),
+            budget: budget, size: batchSize, client: self.client, logger: self.logger)
     }
 }

@@ -228,21 +228,9 @@ public struct ChannelStore: Sendable {
     /// `set` of the same activity.
     /// Deleted app by app in batches of `batchSize` (``BatchedDelete``) until `budget` is spent. Returns how many went.
     public func deleteExpiredActivities(budget: Duration, batchSize: Int = BatchedDelete.size) async throws(StoreError) -> Int {
-        let cutoff = self.now().addingTimeInterval(-LiveActivityLifetime.kept)
-        let apps = try await BatchedDelete.appIDs(self.client, logger: self.logger)
-        return try await BatchedDelete.run(over: apps, size: batchSize, budget: budget) { appID, limit in
-            try await BatchedDelete.count(
-                """
-                WITH gone AS (
-                    DELETE FROM live_activities
-                    WHERE ctid = ANY(ARRAY(
-                            SELECT ctid FROM live_activities WHERE app_id = \(appID) AND started_at < \(cutoff) LIMIT \(limit)))
-                      AND app_id = \(appID) AND started_at < \(cutoff)
-                    RETURNING 1)
-                SELECT count(*)::int FROM gone
-                """,
-                on: self.client, logger: self.logger)
-        }
+        try await BatchedDelete.deleteOlder(
+            from: "live_activities", column: "started_at", before: self.now().addingTimeInterval(-LiveActivityLifetime.kept),
+            budget: budget, size: batchSize, client: self.client, logger: self.logger)
     }
 
     // MARK: - Shared with NamedUserStore
