@@ -125,7 +125,80 @@ import Testing
         }
     }
 
+    /// The previous release's trim, one statement over the whole table, would hold the upgrade's rename (and every
+    /// insert queued behind it) until it ended: the upgrade cancels it first. Here the trim waits on a row another
+    /// transaction holds, so it runs until cancelled; whichever of the trim and the upgrade ends first lets the row go.
+    @Test func upgradingCancelsThePreviousReleasesTrim() async throws {
+        try await TestDatabase.withFreshDatabase(migrated: false) { _, client in
+            let last = try #require(Schema.migrations.first { $0.name.hasPrefix("delivery outcomes by time") })
+            try await Schema.apply(to: client, through: last.version, logger: TestDatabase.logger)
+            let app = try await Self.createApp("trimmed", in: client)
+            let now = Date()
+            try await Self.insertOutcomes(appID: app, at: (0..<25).map { now - 2 * Self.hour - Double($0) * 60 }, in: client)
+
+            let (locked, lockTaken) = AsyncStream<Void>.makeStream()
+            let (released, release) = AsyncStream<Void>.makeStream()
+            let holder = Task {
+                try await client.withTransaction(logger: TestDatabase.logger) { connection in
+                    try await connection.query("SELECT 1 FROM delivery_outcomes ORDER BY sent_at LIMIT 1 FOR UPDATE", logger: TestDatabase.logger)
+                    lockTaken.finish()
+                    for await _ in released {}
+                }
+            }
+            for await _ in locked {}
+            let trim = Task {
+                defer { release.finish() }
+                try await client.query(Self.previousReleasesTrim(now: now), logger: TestDatabase.logger).decode(Int.self).array()
+            }
+            try await Self.waitUntilTrimWaitsOnTheRow(in: client)
+            let upgrade = Task {
+                defer { release.finish() }
+                try await Schema.apply(to: client, logger: TestDatabase.logger)
+            }
+
+            let trimmed = await trim.result
+            try await upgrade.value
+            try await holder.value
+            #expect(throws: PSQLError.self) { try trimmed.get() }
+            if case .failure(let error as PSQLError) = trimmed { #expect(error.serverInfo?[.sqlState] == "57014") }
+            #expect(try await Self.count("delivery_outcomes", in: client) + Self.count("delivery_outcomes_unpartitioned", in: client) == 25)
+        }
+    }
+
     // MARK: - Helpers
+
+    /// The outcome trim of the release before the partitions, as it ran: each token's outcomes beyond its newest 20
+    /// that are over an hour old, in one statement over the whole table.
+    static func previousReleasesTrim(now: Date) -> PostgresQuery {
+        """
+        WITH gone AS (
+        DELETE FROM delivery_outcomes d
+        USING (SELECT ctid FROM (
+                   SELECT ctid, sent_at, row_number() OVER (PARTITION BY app_id, channel_id, token ORDER BY sent_at DESC) AS newest
+                   FROM delivery_outcomes) ranked
+               WHERE newest > \(20) AND sent_at < \(now.addingTimeInterval(-3600))) old
+        WHERE d.ctid = old.ctid
+        RETURNING 1)
+        SELECT count(*)::int FROM gone
+        """
+    }
+
+    /// Polls until the previous release's trim is waiting for a lock (at most a minute).
+    static func waitUntilTrimWaitsOnTheRow(in client: PostgresClient) async throws {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while ContinuousClock.now < deadline {
+            let waiting = try await client.query(
+                """
+                SELECT count(*)::int FROM pg_stat_activity
+                WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%row_number() OVER%'
+                """,
+                logger: TestDatabase.logger
+            ).decode(Int.self).array()[0]
+            if waiting > 0 { return }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        Issue.record("the trim never waited on the held row")
+    }
 
     /// An app made in SQL with the columns every version has, so that it fits the previous version's schema too.
     static func createApp(_ name: String, in client: PostgresClient) async throws -> Int64 {
