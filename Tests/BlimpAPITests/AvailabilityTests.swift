@@ -34,18 +34,11 @@ import Testing
 
     /// A database that does not answer is a 503 with `Retry-After` once the request's time is up, never a hang.
     @Test func aDatabaseThatDoesNotAnswerIs503() async throws {
-        // Port 1 on loopback: nothing listens, so every connection attempt fails and the pool keeps retrying.
-        let url = try DatabaseURL("postgres://blimp@127.0.0.1:1/blimp")
-        var quiet = Logger(label: "blimp.tests.unreachable")
-        quiet.logLevel = .critical
-        let database = PostgresClient(configuration: url.clientConfiguration(), backgroundLogger: quiet)
-        var limits = APILimits()
-        limits.requestTimeout = .seconds(1)
-        let configuration = APIConfiguration(serverKey: ServerKey.generate().key, limits: limits)
-        let app = Application(router: BlimpServer.buildRouter(database: database, configuration: configuration, logger: quiet))
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { await database.run() }
-            defer { group.cancelAll() }
+        try await TestDatabase.withUnreachableDatabase { database, quiet in
+            var limits = APILimits()
+            limits.requestTimeout = .seconds(1)
+            let configuration = APIConfiguration(serverKey: ServerKey.generate().key, limits: limits)
+            let app = Application(router: BlimpServer.buildRouter(database: database, configuration: configuration, logger: quiet))
             try await app.test(.router) { client in
                 let started = ContinuousClock.now
                 let answer = try await client.send(

@@ -57,14 +57,7 @@ import Testing
     /// With no database, a replica limits alone: it admits its own burst and refuses past it, and never fails; once it
     /// limits alone, no request waits on the database (a probe tries it in the background).
     @Test func withoutTheDatabaseAReplicaLimitsAlone() async throws {
-        // Port 1 on loopback: nothing listens, so every take fails.
-        let url = try DatabaseURL("postgres://blimp@127.0.0.1:1/blimp")
-        var quiet = Logger(label: "blimp.tests.unreachable")
-        quiet.logLevel = .critical
-        let client = PostgresClient(configuration: url.clientConfiguration(), backgroundLogger: quiet)
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { await client.run() }
-            defer { group.cancelAll() }
+        try await TestDatabase.withUnreachableDatabase { client, quiet in
             let limiter = SharedRateLimiter("push", limit: RateLimit(perSecond: 0.01, burst: 3), buckets: RateBuckets(client: client, logger: quiet))
             var admitted = await limiter.admit("7") == nil ? 1 : 0
             let alone = ContinuousClock.now

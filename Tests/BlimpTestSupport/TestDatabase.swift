@@ -43,6 +43,19 @@ public enum TestDatabase {
         return logger
     }()
 
+    /// Runs `body` with a running client of a database that cannot be reached (port 1 on loopback: nothing listens, so
+    /// every connection attempt fails and the pool keeps retrying) and a logger that says nothing.
+    public static func withUnreachableDatabase<T>(_ body: (_ client: PostgresClient, _ logger: Logger) async throws -> T) async throws -> T {
+        var quiet = Logger(label: "blimp.tests.unreachable")
+        quiet.logLevel = .critical
+        let client = PostgresClient(configuration: try DatabaseURL("postgres://blimp@127.0.0.1:1/blimp").clientConfiguration(), backgroundLogger: quiet)
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await client.run() }
+            defer { group.cancelAll() }
+            return try await body(client, quiet)
+        }
+    }
+
     struct NotConfigured: Error, CustomStringConvertible {
         var description: String {
             "DATABASE_URL is not set: database tests need PostgreSQL (run them with scripts/test, which starts one)"
