@@ -83,7 +83,9 @@ echo "seeded in $(($(date +%s) - start)) s"
 
 sizes() {
     psql -qX "$DATABASE_URL" <<'SQL'
-SELECT t AS "table", to_char(n, 'FM999,999,999') AS rows, pg_size_pretty(pg_total_relation_size(t)) AS "with indexes"
+SELECT t AS "table", to_char(n, 'FM999,999,999') AS rows,
+       -- A partitioned table's size is its partitions'.
+       pg_size_pretty(coalesce((SELECT sum(pg_total_relation_size(relid)) FROM pg_partition_tree(t::regclass)), pg_total_relation_size(t))) AS "with indexes"
 FROM (VALUES ('pushes', (SELECT count(*) FROM pushes)), ('push_parts', (SELECT count(*) FROM push_parts)),
              ('delivery_outcomes', (SELECT count(*) FROM delivery_outcomes)), ('audit_events', (SELECT count(*) FROM audit_events))) AS v (t, n);
 SQL
