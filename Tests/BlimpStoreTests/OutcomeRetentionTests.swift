@@ -148,7 +148,7 @@ import Testing
             for await _ in locked {}
             let trim = Task {
                 defer { release.finish() }
-                try await client.query(Self.previousReleasesTrim(now: now), logger: TestDatabase.logger).decode(Int.self).array()
+                return try await client.query(Self.previousReleasesTrim(now: now), logger: TestDatabase.logger).decode(Int.self).array()
             }
             try await Self.waitUntilTrimWaitsOnTheRow(in: client)
             let upgrade = Task {
