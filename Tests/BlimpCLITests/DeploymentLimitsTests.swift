@@ -16,6 +16,8 @@ import Glibc
 @Suite(.enabled(if: TestDatabase.isEnabled)) struct DeploymentLimitsTests {
     /// How long each limit is hammered.
     static let window: Duration = .seconds(5)
+    /// How many loops send at once, over all the replicas.
+    static let loops = 24
     /// How long each sending loop pauses after an answer: it paces the load, it waits for nothing.
     static let pause: Duration = .milliseconds(100)
     static let limitArguments = [
@@ -79,22 +81,23 @@ import Glibc
         #expect(Double(tally.admitted) >= least, "under 80% of the limit (\(least)): \(tally)")
     }
 
-    /// Sends requests `make` builds (given a number no other request of the hammering has) from eight loops per
-    /// replica at once, for ``window``, each loop waiting for its answer and then ``pause``: up to 80 requests a second
-    /// per replica, eight times the highest limit tested, and eight requests in flight for answers that are slow (a
-    /// sign-in), without taking the machine's cores from the tests beside it (as loops sending back to back did: a
-    /// dispatch test's one-second leases lapsed).
+    /// Sends requests `make` builds (given a number no other request of the hammering has) from ``loops`` loops spread
+    /// over the replicas, at once, for ``window``, each loop waiting for its answer and then ``pause``: up to 240
+    /// requests a second, whether one replica answers or three, and 24 requests in flight for answers that are slow
+    /// (a sign-in), without taking the machine's cores from the tests beside it (as loops sending back to back did: a
+    /// dispatch test's one-second leases lapsed). Eight loops on one replica sent too little under a full run's load.
     static func hammer(
         _ replicas: [String], admitted: Set<Int>, refused: Int, _ make: @escaping @Sendable (String, Int) -> HTTPClientRequest
     ) async -> Tally {
         let started = ContinuousClock.now
         var total = Tally()
         await withTaskGroup(of: Tally.self) { group in
+            let perReplica = Self.loops / replicas.count
             for (index, base) in replicas.enumerated() {
-                for loop in 0..<8 {
+                for loop in 0..<perReplica {
                     group.addTask {
                         var tally = Tally()
-                        var sent = (index * 8 + loop) << 16
+                        var sent = (index * perReplica + loop) << 16
                         while started.duration(to: .now) < Self.window {
                             sent += 1
                             tally.sending = started.duration(to: .now).seconds
