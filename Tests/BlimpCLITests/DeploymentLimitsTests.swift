@@ -21,7 +21,7 @@ import Glibc
     /// How long each sending loop pauses after an answer: it paces the load, it waits for nothing.
     static let pause: Duration = .milliseconds(100)
     static let limitArguments = [
-        "--push-rate-limit", "10", "--channel-creation-rate-limit", "10", "--channel-creation-rate-limit-per-address", "1",
+        "--push-rate-limit", "10", "--server-rate-limit", "10", "--channel-creation-rate-limit", "10", "--channel-creation-rate-limit-per-address", "1",
         "--client-address-header", "X-Forwarded-For",
         // A debug build's sign-in hashes queue for many seconds while the replicas are hammered; the test counts
         // them, however long they take.
@@ -33,6 +33,9 @@ import Glibc
             // Push API: 10 a second, bursts of 20 (low, so that even a busy machine sends well over it).
             let push = await Self.hammer(replicas, admitted: [200], refused: 429, Self.pushValidation(scores))
             Self.expectAdmitted(burst: 20, perSecond: 10, in: push)
+            // Server API (a page of channels): 10 a second, bursts of 20.
+            let server = await Self.hammer(replicas, admitted: [200], refused: 429, Self.channelList(scores))
+            Self.expectAdmitted(burst: 20, perSecond: 10, in: server)
             // Channel creation per app: 10 a second, bursts of 20, each request from an address of its own.
             let creations = await Self.hammer(replicas, admitted: [200, 201], refused: 503, Self.channelCreation(scores, from: nil))
             Self.expectAdmitted(burst: 20, perSecond: 10, in: creations)
@@ -138,6 +141,16 @@ import Glibc
         return { base, _ in
             var request = Self.request(base + "/api/push/validate", authorization: authorization)
             request.body = .bytes(ByteBuffer(string: #"{"audience": "all", "device_types": ["ios"], "notification": {"alert": "hi"}}"#))
+            return request
+        }
+    }
+
+    /// `GET /api/channels?limit=1` with the app's master secret: the server API.
+    static func channelList(_ scores: [String: String]) -> @Sendable (String, Int) -> HTTPClientRequest {
+        let authorization = "Basic " + Data("\(scores["app_key"]!):\(scores["master_secret"]!)".utf8).base64EncodedString()
+        return { base, _ in
+            var request = Self.request(base + "/api/channels?limit=1", authorization: authorization)
+            request.method = .GET
             return request
         }
     }
