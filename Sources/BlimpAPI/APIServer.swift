@@ -79,12 +79,12 @@ public enum APIServer {
             publicURL: publicURL, now: configuration.now
         ).addRoutes(to: api)
         ScheduleController(
-            auth: auth, schedules: stores.schedules, checks: checks, audit: stores.audit, publicURL: publicURL, now: configuration.now
+            auth: auth, schedules: stores.schedules, checks: checks, publicURL: publicURL, now: configuration.now
         ).addRoutes(to: api)
-        LiveActivityTypeController(auth: auth, types: stores.liveActivityTypes, audit: stores.audit, now: configuration.now)
+        LiveActivityTypeController(auth: auth, types: stores.liveActivityTypes, now: configuration.now)
             .addRoutes(to: api)
         LiveActivityChannelController(
-            auth: auth, channels: stores.liveActivityChannels, apps: stores.apps, audit: stores.audit, serverKey: configuration.serverKey,
+            auth: auth, channels: stores.liveActivityChannels, apps: stores.apps, serverKey: configuration.serverKey,
             apns: configuration.broadcastChannels, now: configuration.now
         ).addRoutes(to: api)
         AuditController(auth: auth, audit: stores.audit, publicURL: publicURL).addRoutes(to: api)

@@ -54,10 +54,10 @@ public struct Console: Sendable {
         PushPage(
             gate: gate, reports: stores.reports, control: stores.control, dispatch: stores.dispatch, renderer: renderer
         ).addRoutes(to: app)
-        SchedulesPage(gate: gate, schedules: stores.schedules, audit: stores.audit, renderer: renderer).addRoutes(to: app)
+        SchedulesPage(gate: gate, schedules: stores.schedules, renderer: renderer).addRoutes(to: app)
         LiveActivityTypesPage(gate: gate, types: stores.liveActivityTypes, renderer: renderer).addRoutes(to: app)
         ComposePage(
-            gate: gate, intake: stores.intake, schedules: stores.schedules, audit: stores.audit, dispatch: stores.dispatch,
+            gate: gate, intake: stores.intake, schedules: stores.schedules, dispatch: stores.dispatch,
             types: stores.liveActivityTypes,
             checks: LiveActivityChecks(channels: stores.liveActivityChannels, types: stores.liveActivityTypes), renderer: renderer
         ).addRoutes(to: app)

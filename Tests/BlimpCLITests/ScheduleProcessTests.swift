@@ -35,7 +35,7 @@ import Glibc
                 let object = try RawJSONParser.parse(#"{"schedule": {"scheduled_time": "\#(due)"}, "push": \#(push)}"#.utf8)
                 let schedule = try ScheduledPush(object, at: "", now: Date())
                 let store = ScheduleStore(client: client, logger: TestDatabase.logger)
-                _ = try await store.create(Array(repeating: schedule, count: count), appID: 1, now: Date())
+                _ = try await store.create(Array(repeating: schedule, count: count), appID: 1, now: Date(), by: .commandLine)
 
                 func fired() async throws -> (firings: Int, schedules: Int, pushes: Int) {
                     try await client.query(

@@ -140,7 +140,7 @@ import Testing
         let object = try RawJSONParser.parse(#"{"schedule": \#(schedule), "push": \#(push)}"#.utf8)
         let checked = try ScheduledPush(object, at: "", now: harness.clock.now)
         let store = ScheduleStore(client: harness.database, logger: TestDatabase.logger)
-        return try #require(try await store.create([checked], appID: harness.app.id, now: harness.clock.now).first)
+        return try #require(try await store.create([checked], appID: harness.app.id, now: harness.clock.now, by: .commandLine).first)
     }
 
     struct Firing: Sendable {

@@ -12,7 +12,6 @@ struct ScheduleController: Sendable {
     let auth: Authenticator
     let schedules: ScheduleStore
     let checks: PushChecks
-    let audit: AuditLog
     let publicURL: PublicURL
     let now: @Sendable () -> Date
 
@@ -40,11 +39,8 @@ struct ScheduleController: Sendable {
         let caller = try await self.auth.master(request, .push)
         let json = try await AirshipJSON.json(from: request, upTo: PushController.maximumBody)
         let schedules = try await self.checked(json, appID: caller.app.id)
-        let ids = try await self.schedules.create(schedules, appID: caller.app.id, now: self.now())
-        let origin = self.auth.origin(of: caller, request, context)
-        try await self.audit.record(zip(ids, schedules).map { id, schedule in
-            origin.entry(appID: caller.app.id, .scheduleCreated, subject: id.lowercaseString, details: schedule.auditDetails)
-        })
+        let ids = try await self.schedules.create(
+            schedules, appID: caller.app.id, now: self.now(), by: self.auth.origin(of: caller, request, context))
         let urls = ids.map { self.url(of: $0, request) }
         let now = self.now()
         let objects = zip(ids, schedules).map { id, schedule in
@@ -75,11 +71,10 @@ struct ScheduleController: Sendable {
         let json = try await AirshipJSON.json(from: request, upTo: PushController.maximumBody)
         guard case .object = json else { throw AirshipError.invalid(InvalidField("", "an update carries one schedule object")) }
         let schedule = try await self.checked(json, appID: caller.app.id)[0]
-        guard try await self.schedules.replace(id, with: schedule, appID: caller.app.id, now: self.now()) else {
+        let origin = self.auth.origin(of: caller, request, context)
+        guard try await self.schedules.replace(id, with: schedule, appID: caller.app.id, now: self.now(), by: origin) else {
             throw AirshipError.notFound("Schedule")
         }
-        try await self.audit.record(self.auth.origin(of: caller, request, context).entry(
-            appID: caller.app.id, .scheduleChanged, subject: id.lowercaseString, details: schedule.auditDetails))
         return AirshipJSON.response(json: RawJSON.object([
             .init("ok", .bool(true)),
             .init("operation_id", .string(UUID.random().lowercaseString)),
@@ -90,20 +85,19 @@ struct ScheduleController: Sendable {
     private func cancel(_ request: Request, _ context: some RequestContext) async throws -> Response {
         let caller = try await self.auth.master(request, .push)
         let id = try Self.scheduleID(context)
-        guard try await self.schedules.cancel(id, appID: caller.app.id) else { throw AirshipError.notFound("Schedule") }
-        try await self.audit.record(
-            self.auth.origin(of: caller, request, context).entry(appID: caller.app.id, .scheduleCancelled, subject: id.lowercaseString))
+        guard try await self.schedules.cancel(id, appID: caller.app.id, at: self.now(), by: self.auth.origin(of: caller, request, context)) else {
+            throw AirshipError.notFound("Schedule")
+        }
         return Response(status: .noContent)
     }
 
     private func pause(_ request: Request, _ context: some RequestContext, _ paused: Bool) async throws -> Response {
         let caller = try await self.auth.master(request, .push)
         let id = try Self.scheduleID(context)
-        guard try await self.schedules.setPaused(id, paused, appID: caller.app.id, now: self.now()) else {
+        let origin = self.auth.origin(of: caller, request, context)
+        guard try await self.schedules.setPaused(id, paused, appID: caller.app.id, now: self.now(), by: origin) else {
             throw AirshipError.notFound("Schedule")
         }
-        try await self.audit.record(self.auth.origin(of: caller, request, context).entry(
-            appID: caller.app.id, paused ? .schedulePaused : .scheduleResumed, subject: id.lowercaseString))
         return Response(status: .noContent)
     }
 

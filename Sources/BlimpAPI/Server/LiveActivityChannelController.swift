@@ -12,7 +12,6 @@ struct LiveActivityChannelController: Sendable {
     let auth: Authenticator
     let channels: LiveActivityChannelStore
     let apps: AppStore
-    let audit: AuditLog
     let serverKey: ServerKey
     /// APNs's channel management; `nil` when the process has none (creating and deleting then answer 503).
     let apns: (any APNsBroadcastChannels)?
@@ -38,14 +37,15 @@ struct LiveActivityChannelController: Sendable {
             throw Self.airshipError(error)
         }
         let channel = LiveActivityChannel(name: body.name, apnsChannelID: channelID, storagePolicy: body.storagePolicy, createdAt: self.now())
-        if try await !self.record(channel, appID: caller.app.id) {
-            // Another request created the name's channel meanwhile: this one is not kept at APNs either.
+        do {
+            try await self.channels.insert(channel, appID: caller.app.id, by: self.auth.origin(of: caller, request, context))
+        } catch {
+            // Not on record (another request created the name's channel meanwhile, or the database failed): not kept
+            // at APNs either.
             try? await apns.delete(channelID, bundleID: caller.app.bundleID, key: delivery, environment: caller.app.apnsEnvironment)
+            guard case .duplicate = error else { throw error }
             throw Self.duplicate(try await self.channels.live(name: body.name, appID: caller.app.id) ?? channel)
         }
-        try await self.audit.record(self.auth.origin(of: caller, request, context).entry(
-            appID: caller.app.id, .broadcastChannelCreated, subject: channel.name,
-            details: .object([.init("apns_channel_id", .string(channelID))])))
         return AirshipJSON.response(status: .created, json: Self.answer("live_activity_channel", channel.json))
     }
 
@@ -80,21 +80,9 @@ struct LiveActivityChannelController: Sendable {
         }
         let deletedAt = self.now()
         (channel.deletedAt, channel.deletion) = (deletedAt, .admin)
-        try await self.channels.markDeleted(channel.apnsChannelID, appID: caller.app.id, reason: .admin, at: deletedAt)
-        try await self.audit.record(self.auth.origin(of: caller, request, context).entry(
-            appID: caller.app.id, .broadcastChannelDeleted, subject: name,
-            details: .object([.init("apns_channel_id", .string(channel.apnsChannelID))])))
+        try await self.channels.markDeleted(
+            channel.apnsChannelID, appID: caller.app.id, reason: .admin, at: deletedAt, by: self.auth.origin(of: caller, request, context))
         return AirshipJSON.response(json: Self.answer("live_activity_channel", channel.json))
-    }
-
-    /// Records a channel APNs created; `false` when the name has a live one already.
-    private func record(_ channel: LiveActivityChannel, appID: Int64) async throws(StoreError) -> Bool {
-        do {
-            try await self.channels.insert(channel, appID: appID)
-            return true
-        } catch .duplicate {
-            return false
-        }
     }
 
     /// The channel-management client and the app's key; 503 without a client.

@@ -11,7 +11,6 @@ import Hummingbird
 struct LiveActivityTypeController: Sendable {
     let auth: Authenticator
     let types: LiveActivityTypeStore
-    let audit: AuditLog
     let now: @Sendable () -> Date
 
     /// The largest type document: schemas for an activity's few dozen fields fit in a few kilobytes.
@@ -55,10 +54,8 @@ struct LiveActivityTypeController: Sendable {
                         path: nil))
             }
         }
-        let created = try await self.types.save(type, appID: caller.app.id, now: now)
-        try await self.audit.record(self.auth.origin(of: caller, request, context).entry(
-            appID: caller.app.id, .liveActivityTypeSaved, subject: name,
-            details: .object([.init("created", .bool(created)), .init("forced", .bool(!breaking.isEmpty && inFlight > 0))])))
+        let created = try await self.types.save(
+            type, appID: caller.app.id, now: now, by: self.auth.origin(of: caller, request, context), forced: !breaking.isEmpty && inFlight > 0)
         let answer = RawJSON.object([
             .init("ok", .bool(true)), .init("live_activity_type", type.json),
             .init("activities_in_flight", .integer(Int64(inFlight))),
@@ -91,11 +88,9 @@ struct LiveActivityTypeController: Sendable {
     func delete(_ request: Request, _ context: some RequestContext) async throws -> Response {
         let caller = try await self.auth.master(request)
         let name = try Self.typeName(context)
-        guard try await self.types.delete(name, appID: caller.app.id) else {
+        guard try await self.types.delete(name, appID: caller.app.id, at: self.now(), by: self.auth.origin(of: caller, request, context)) else {
             throw AirshipError.notFound("Live activity type")
         }
-        try await self.audit.record(
-            self.auth.origin(of: caller, request, context).entry(appID: caller.app.id, .liveActivityTypeDeleted, subject: name))
         return Response(status: .noContent)
     }
 

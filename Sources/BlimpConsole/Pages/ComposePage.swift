@@ -15,7 +15,6 @@ struct ComposePage: Sendable {
     let gate: ConsoleGate
     let intake: PushIntake
     let schedules: ScheduleStore
-    let audit: AuditLog
     let dispatch: DispatchStore
     let types: LiveActivityTypeStore
     let checks: LiveActivityChecks
@@ -132,10 +131,7 @@ struct ComposePage: Sendable {
             case .failure(let errors): return refused(errors.byField)
             case .success(let schedule):
                 do {
-                    let ids = try await self.schedules.create([schedule], appID: scope.app.id, now: now)
-                    try await self.audit.record(ids.map {
-                        scope.origin.entry(appID: scope.app.id, .scheduleCreated, subject: $0.lowercaseString, details: schedule.auditDetails)
-                    })
+                    _ = try await self.schedules.create([schedule], appID: scope.app.id, now: now, by: scope.origin)
                 } catch { throw ConsoleError.from(error) }
                 return PageRenderer.redirect(to: "/console/app/\(scope.app.appKey)/schedules")
             }

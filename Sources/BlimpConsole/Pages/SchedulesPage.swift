@@ -9,7 +9,6 @@ import Hummingbird
 struct SchedulesPage: Sendable {
     let gate: ConsoleGate
     let schedules: ScheduleStore
-    let audit: AuditLog
     let renderer: PageRenderer
 
     static let pageSize = 50
@@ -63,16 +62,13 @@ struct SchedulesPage: Sendable {
         _ = try await self.gate.form(request, of: scope.user)
         guard let id = context.parameters.get("schedule").flatMap({ UUID(parsing: $0) }) else { throw ConsoleError.notFound }
         let found: Bool
-        let action: AuditAction
         do {
             switch context.parameters.get("action") {
-            case "pause": (found, action) = (try await self.schedules.setPaused(id, true, appID: scope.app.id, now: self.gate.now()), .schedulePaused)
-            case "resume":
-                (found, action) = (try await self.schedules.setPaused(id, false, appID: scope.app.id, now: self.gate.now()), .scheduleResumed)
-            case "cancel": (found, action) = (try await self.schedules.cancel(id, appID: scope.app.id), .scheduleCancelled)
+            case "pause": found = try await self.schedules.setPaused(id, true, appID: scope.app.id, now: self.gate.now(), by: scope.origin)
+            case "resume": found = try await self.schedules.setPaused(id, false, appID: scope.app.id, now: self.gate.now(), by: scope.origin)
+            case "cancel": found = try await self.schedules.cancel(id, appID: scope.app.id, at: self.gate.now(), by: scope.origin)
             default: throw ConsoleError.notFound
             }
-            if found { try await self.audit.record(scope.origin.entry(appID: scope.app.id, action, subject: id.lowercaseString)) }
         } catch { throw ConsoleError.from(error) }
         guard found else { throw ConsoleError.notFound }
         return PageRenderer.redirect(to: "/console/app/\(scope.app.appKey)/schedules")

@@ -39,6 +39,21 @@ public struct AuditLog: Sendable {
         try await connection.query(AuditColumn.insert(entries, at: at), logger: logger)
     }
 
+    /// Runs `change` and records the entries it returns in one transaction on `client`: a change is never kept without
+    /// its entries, nor they without it. `duplicates` names unique indexes as ``StoreError/mapping(_:duplicates:)`` does.
+    static func audited<T: Sendable>(
+        on client: PostgresClient, at now: Date, logger: Logger, duplicates: [String: String] = [:],
+        _ change: @escaping @Sendable (PostgresConnection) async throws -> (T, [AuditEntry])
+    ) async throws(StoreError) -> T {
+        try await StoreError.mapping({
+            try await client.withTransaction(logger: logger) { connection in
+                let (result, entries) = try await change(connection)
+                try await Self.record(entries, at: now, on: connection, logger: logger)
+                return result
+            }
+        }, duplicates: duplicates)
+    }
+
     /// Whose entries a listing reads.
     public enum Scope: Sendable, Equatable {
         /// One app's.

@@ -14,16 +14,22 @@ public struct LiveActivityChannelStore: Sendable {
         self.logger = logger
     }
 
-    /// Records a channel APNs created; ``StoreError/duplicate(_:)`` when the name already has a live one.
-    public func insert(_ channel: LiveActivityChannel, appID: Int64) async throws(StoreError) {
-        _ = try await StoreError.mapping({
-            try await self.client.query(
+    /// Records a channel APNs created, with its `broadcast_channel.created` entry by `origin`;
+    /// ``StoreError/duplicate(_:)`` when the name already has a live one.
+    public func insert(_ channel: LiveActivityChannel, appID: Int64, by origin: AuditOrigin) async throws(StoreError) {
+        let entry = origin.entry(
+            appID: appID, .broadcastChannelCreated, subject: channel.name, details: .object([.init("apns_channel_id", .string(channel.apnsChannelID))]))
+        try await AuditLog.audited(
+            on: self.client, at: channel.createdAt, logger: self.logger, duplicates: ["live_activity_channels_live": "live activity channel for the name"]
+        ) { connection in
+            try await connection.query(
                 """
                 INSERT INTO live_activity_channels (app_id, name, apns_channel_id, storage_policy, created_at)
                 VALUES (\(appID), \(channel.name), \(channel.apnsChannelID), \(Int16(channel.storagePolicy.rawValue)), \(channel.createdAt))
                 """,
                 logger: self.logger)
-        }, duplicates: ["live_activity_channels_live": "live activity channel for the name"])
+            return ((), [entry])
+        }
     }
 
     /// The name's live channel, if it has one.
@@ -58,20 +64,25 @@ public struct LiveActivityChannelStore: Sendable {
             """)
     }
 
-    /// Marks the channel deleted, for `reason`, unless it already is; whether it was live.
+    /// Marks the channel deleted, for `reason`, unless it already is; whether it was live. With `origin` (an admin's
+    /// deletion), its `broadcast_channel.deleted` entry is recorded with it.
     @discardableResult
     public func markDeleted(
-        _ apnsChannelID: String, appID: Int64, reason: LiveActivityChannel.Deletion, at now: Date
+        _ apnsChannelID: String, appID: Int64, reason: LiveActivityChannel.Deletion, at now: Date, by origin: AuditOrigin? = nil
     ) async throws(StoreError) -> Bool {
-        try await StoreError.mapping {
-            try await self.client.query(
+        try await AuditLog.audited(on: self.client, at: now, logger: self.logger) { connection in
+            let names = try await connection.query(
                 """
                 UPDATE live_activity_channels SET deleted_at = \(now), deleted_reason = \(reason.rawValue)
                 WHERE app_id = \(appID) AND apns_channel_id = \(apnsChannelID) AND deleted_at IS NULL
-                RETURNING 1
+                RETURNING name
                 """,
                 logger: self.logger
-            ).decode(Int.self).array().count == 1
+            ).decode(String.self).array()
+            let entries = names.compactMap { name in
+                origin?.entry(appID: appID, .broadcastChannelDeleted, subject: name, details: .object([.init("apns_channel_id", .string(apnsChannelID))]))
+            }
+            return (!names.isEmpty, entries)
         }
     }
 

@@ -92,11 +92,12 @@ public struct LiveActivityTypeStore: Sendable {
         }
     }
 
-    /// Declares `type`, or replaces its schemas; whether it is new (`xmax = 0`: the row was inserted, not updated; the
-    /// times cannot tell, as a change in the same instant as the declaration leaves them equal).
-    public func save(_ type: LiveActivityType, appID: Int64, now: Date) async throws(StoreError) -> Bool {
-        try await StoreError.mapping {
-            try await self.client.query(
+    /// Declares `type`, or replaces its schemas, with its `live_activity_type.saved` entry by `origin` (`forced`: over
+    /// breaking changes with activities in flight); whether it is new (`xmax = 0`: the row was inserted, not updated;
+    /// the times cannot tell, as a change in the same instant as the declaration leaves them equal).
+    public func save(_ type: LiveActivityType, appID: Int64, now: Date, by origin: AuditOrigin, forced: Bool) async throws(StoreError) -> Bool {
+        try await AuditLog.audited(on: self.client, at: now, logger: self.logger) { connection in
+            let created = try await connection.query(
                 """
                 INSERT INTO live_activity_types (app_id, attributes_type, attributes_schema, content_state_schema, created_at, updated_at)
                 VALUES (\(appID), \(type.name), \(type.attributes.json.text), \(type.contentState.json.text), \(now), \(now))
@@ -107,16 +108,20 @@ public struct LiveActivityTypeStore: Sendable {
                 """,
                 logger: self.logger
             ).decode(Bool.self).array().first ?? false
+            let details = RawJSON.object([.init("created", .bool(created)), .init("forced", .bool(forced))])
+            return (created, [origin.entry(appID: appID, .liveActivityTypeSaved, subject: type.name, details: details)])
         }
     }
 
-    /// Deletes the type's schemas (pushes of it go unchecked again); whether it was declared.
-    public func delete(_ name: String, appID: Int64) async throws(StoreError) -> Bool {
-        try await StoreError.mapping {
-            try await self.client.query(
+    /// Deletes the type's schemas (pushes of it go unchecked again), with its `live_activity_type.deleted` entry by
+    /// `origin`; whether it was declared.
+    public func delete(_ name: String, appID: Int64, at now: Date, by origin: AuditOrigin) async throws(StoreError) -> Bool {
+        try await AuditLog.audited(on: self.client, at: now, logger: self.logger) { connection in
+            let found = try await connection.query(
                 "DELETE FROM live_activity_types WHERE app_id = \(appID) AND attributes_type = \(name) RETURNING 1",
                 logger: self.logger
             ).decode(Int.self).array().count == 1
+            return (found, found ? [origin.entry(appID: appID, .liveActivityTypeDeleted, subject: name)] : [])
         }
     }
 

@@ -51,13 +51,16 @@ public struct ScheduleStore: Sendable {
         }
     }
 
-    /// Stores `schedules` for `appID` in one transaction; returns their ids in order.
-    public func create(_ schedules: [ScheduledPush], appID: Int64, now: Date) async throws(StoreError) -> [UUID] {
+    /// Stores `schedules` for `appID` with their `schedule.created` entries by `origin`, in one transaction; returns
+    /// their ids in order.
+    public func create(_ schedules: [ScheduledPush], appID: Int64, now: Date, by origin: AuditOrigin) async throws(StoreError) -> [UUID] {
         let ids = schedules.map { _ in UUID.random() }
-        try await StoreError.mapping { [ids] in
-            try await self.client.withTransaction(logger: self.logger) { connection in
-                try await Self.insert(Array(zip(ids, schedules)), appID: appID, now: now, on: connection, logger: self.logger)
-            }
+        let entries = zip(ids, schedules).map { id, schedule in
+            origin.entry(appID: appID, .scheduleCreated, subject: id.lowercaseString, details: schedule.auditDetails)
+        }
+        try await AuditLog.audited(on: self.client, at: now, logger: self.logger) { [ids] connection in
+            try await Self.insert(Array(zip(ids, schedules)), appID: appID, now: now, on: connection, logger: self.logger)
+            return ((), entries)
         }
         return ids
     }
@@ -87,11 +90,14 @@ public struct ScheduleStore: Sendable {
     }
 
     /// Replaces the schedule with `schedule` (Airship's `PUT`: the whole object; a recurrence's `paused` is taken as
-    /// given); `false` when there is no such schedule.
-    public func replace(_ scheduleID: UUID, with schedule: ScheduledPush, appID: Int64, now: Date) async throws(StoreError) -> Bool {
+    /// given), with its `schedule.changed` entry by `origin`; `false` when there is no such schedule.
+    public func replace(
+        _ scheduleID: UUID, with schedule: ScheduledPush, appID: Int64, now: Date, by origin: AuditOrigin
+    ) async throws(StoreError) -> Bool {
         let (next, fireAt) = Self.firstFiring(of: schedule, now: now)
-        return try await StoreError.mapping {
-            try await self.client.query(
+        let entry = origin.entry(appID: appID, .scheduleChanged, subject: scheduleID.lowercaseString, details: schedule.auditDetails)
+        return try await self.audited(entry, at: now) { connection in
+            try await connection.query(
                 """
                 UPDATE schedules SET name = \(schedule.name), local = \(schedule.time.isLocal),
                        scheduled_time = \(schedule.time.wallClock)::timestamptz AT TIME ZONE 'UTC',
@@ -106,15 +112,17 @@ public struct ScheduleStore: Sendable {
         }
     }
 
-    /// Pauses or resumes the schedule; `false` when there is no such schedule. A resumed schedule fires from its next
-    /// occurrence after now: what came due while paused is not sent.
-    public func setPaused(_ scheduleID: UUID, _ paused: Bool, appID: Int64, now: Date) async throws(StoreError) -> Bool {
+    /// Pauses or resumes the schedule, with its `schedule.paused` or `schedule.resumed` entry by `origin`; `false`
+    /// when there is no such schedule. A resumed schedule fires from its next occurrence after now: what came due while
+    /// paused is not sent.
+    public func setPaused(_ scheduleID: UUID, _ paused: Bool, appID: Int64, now: Date, by origin: AuditOrigin) async throws(StoreError) -> Bool {
         guard let record = try await self.schedule(scheduleID, appID: appID) else { return false }
         var schedule = record.schedule
         schedule.recurrence?.paused = paused
         let (next, fireAt) = paused ? (record.nextOccurrence, nil) : Self.firstFiring(of: schedule, now: now)
-        return try await StoreError.mapping {
-            try await self.client.query(
+        let entry = origin.entry(appID: appID, paused ? .schedulePaused : .scheduleResumed, subject: scheduleID.lowercaseString)
+        return try await self.audited(entry, at: now) { connection in
+            try await connection.query(
                 """
                 UPDATE schedules SET paused = \(paused), next_occurrence = \(next)::timestamptz AT TIME ZONE 'UTC', next_fire_at = \(fireAt),
                        recurring = CASE WHEN recurring IS NULL THEN NULL ELSE jsonb_set(recurring, '{paused}', to_jsonb(\(paused))) END,
@@ -127,12 +135,24 @@ public struct ScheduleStore: Sendable {
         }
     }
 
-    /// Deletes the schedule (its pushes stay); `false` when there is no such schedule.
-    public func cancel(_ scheduleID: UUID, appID: Int64) async throws(StoreError) -> Bool {
-        try await StoreError.mapping {
-            try await self.client.query(
+    /// Deletes the schedule (its pushes stay), with its `schedule.cancelled` entry by `origin`; `false` when there is
+    /// no such schedule.
+    public func cancel(_ scheduleID: UUID, appID: Int64, at now: Date, by origin: AuditOrigin) async throws(StoreError) -> Bool {
+        let entry = origin.entry(appID: appID, .scheduleCancelled, subject: scheduleID.lowercaseString)
+        return try await self.audited(entry, at: now) { connection in
+            try await connection.query(
                 "DELETE FROM schedules WHERE app_id = \(appID) AND schedule_id = \(scheduleID) RETURNING 1", logger: self.logger
             ).decode(Int.self).array().count == 1
+        }
+    }
+
+    /// Runs `change` (`true` when it found the schedule) and records `entry` when it did, in one transaction.
+    private func audited(
+        _ entry: AuditEntry, at now: Date, _ change: @escaping @Sendable (PostgresConnection) async throws -> Bool
+    ) async throws(StoreError) -> Bool {
+        try await AuditLog.audited(on: self.client, at: now, logger: self.logger) { connection in
+            let found = try await change(connection)
+            return (found, found ? [entry] : [])
         }
     }
 
