@@ -11,9 +11,6 @@ import PostgresNIO
 /// Concurrent takes for different keys go together in one statement (see ``Coalescer``); its rows are locked in key
 /// order, so two replicas' batches never deadlock.
 public struct RateBuckets: Sendable {
-    /// How many refilled buckets one delete of ``deleteRefilled(budget:)`` removes.
-    static let deleteBatch = 5_000
-
     private let takes: Coalescer<Take, Grant>
     private let client: PostgresClient
     /// The logger the store's queries, and the limiters taking from it, log to.
@@ -46,26 +43,21 @@ public struct RateBuckets: Sendable {
         try await StoreError.mapping(Take(name: name, key: key, limit: limit, count: count), to: self.takes)
     }
 
-    /// Deletes the buckets that have refilled (taking from one again starts it full, as before), in batches of
-    /// ``deleteBatch`` until none is left or `budget` has passed; returns how many. Rows a take holds are skipped.
+    /// Deletes the buckets that have refilled (taking from one again starts it full, as before), in batches
+    /// (``BatchedDelete``) until none is left or `budget` has passed; returns how many. Rows a take holds are skipped.
     public func deleteRefilled(budget: Duration = .seconds(10)) async throws(StoreError) -> Int {
-        let started = ContinuousClock.now
-        var deleted = 0
-        while true {
-            let batch = try await StoreError.mapping {
-                try await self.client.query(
-                    """
+        try await BatchedDelete.run(over: [()], budget: budget) { _, limit in
+            try await BatchedDelete.count(
+                """
+                WITH gone AS (
                     DELETE FROM rate_buckets WHERE (name, key) IN (
                         SELECT name, key FROM rate_buckets
                         WHERE tokens + extract(epoch FROM now() - refilled_at) * per_second >= burst
-                        LIMIT \(Self.deleteBatch) FOR UPDATE SKIP LOCKED)
-                    RETURNING 1
-                    """,
-                    logger: self.logger
-                ).collect().count
-            }
-            deleted += batch
-            if batch < Self.deleteBatch || started.duration(to: .now) > budget { return deleted }
+                        LIMIT \(limit) FOR UPDATE SKIP LOCKED)
+                    RETURNING 1)
+                SELECT count(*)::int FROM gone
+                """,
+                on: self.client, logger: self.logger)
         }
     }
 
