@@ -26,11 +26,7 @@ public struct PushReports: Sendable {
     /// aged out and was deleted; `nil` when it is not (the id was never issued, as far as it tells).
     public func expiredRetention(of pushID: UUID, appID: Int64) async throws(StoreError) -> Duration? {
         guard let issued = UUIDv7.time(of: pushID) else { return nil }
-        let overrides = try await StoreError.mapping {
-            try await self.client.query("SELECT retention_pushes_seconds FROM apps WHERE id = \(appID)", logger: self.logger)
-                .decode(Int64?.self).array()
-        }
-        let retention = overrides.first.flatMap { $0 }.map { Duration.seconds($0) } ?? self.retention
+        let retention = try await AppStore(client: self.client, logger: self.logger).retention(appID: appID).pushes ?? self.retention
         return self.now().timeIntervalSince(issued) > TimeInterval(retention.components.seconds) ? retention : nil
     }
 
