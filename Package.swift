@@ -195,7 +195,8 @@ let package = Package(
             ],
             path: "Tests/BlimpTestSupport"
         ),
-        // Package.swift read beside the sources: every module a target imports is a dependency it declares.
+        // Package.swift and Sources read as text: every module a target imports is a dependency it declares, and the
+        // queries keep their rules (rows by name, placeholders bound).
         .testTarget(name: "PackageGraphTests"),
         .testTarget(
             name: "BlimpCoreTests",

@@ -12,6 +12,30 @@ public struct AccountListing: Sendable, Equatable {
     public let role: ConsoleRole?
     public let totpEnabled: Bool
     public let createdAt: Date
+
+    /// What a listing selects of an account (`a`), its role (`r`) and the role's app (`apps`), each column by name.
+    enum Column: String, SelectedColumn {
+        case accountID = "account_id", email, appKey = "app_key", role, totpEnabled = "totp_confirmed", createdAt = "created_at"
+
+        var expression: String {
+            switch self {
+            case .accountID: "a.id"
+            case .appKey: "apps.app_key"
+            case .role: "r.role"
+            case .email, .totpEnabled, .createdAt: "a.\(self.rawValue)"
+            }
+        }
+    }
+
+    /// The listing in `row`, or the column that cannot be read.
+    init(_ row: NamedRow<Column>) throws(UnreadableColumn) {
+        self.accountID = try row.decode(.accountID)
+        self.email = try row.decode(.email)
+        self.appKey = try row.decode(.appKey)
+        self.role = try row.decode(.role, as: String?.self).flatMap(ConsoleRole.init(rawValue:))
+        self.totpEnabled = try row.decode(.totpEnabled)
+        self.createdAt = try row.decode(.createdAt)
+    }
 }
 
 /// What signing in as an account checks: the stored hash and the TOTP state.
@@ -83,7 +107,7 @@ public struct AccountStore: Sendable {
         try await StoreError.mapping {
             let rows = try await self.client.query(
                 """
-                SELECT a.id, a.email, apps.app_key, r.role, a.totp_confirmed, a.created_at
+                SELECT \(unescaped: AccountListing.Column.selectList)
                 FROM accounts a
                 LEFT JOIN account_roles r ON r.account_id = a.id
                 LEFT JOIN apps ON apps.id = r.app_id
@@ -91,11 +115,7 @@ public struct AccountStore: Sendable {
                 ORDER BY a.email, apps.app_key
                 """, logger: self.logger)
             var listings: [AccountListing] = []
-            for try await (id, email, key, role, totp, created) in rows.decode((Int64, String, String?, String?, Bool, Date).self) {
-                listings.append(AccountListing(
-                    accountID: id, email: email, appKey: key, role: role.flatMap(ConsoleRole.init(rawValue:)), totpEnabled: totp,
-                    createdAt: created))
-            }
+            for try await row in rows { listings.append(try AccountListing(NamedRow(row))) }
             return listings
         }
     }

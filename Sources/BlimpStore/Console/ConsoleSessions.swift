@@ -21,6 +21,26 @@ public struct ConsoleSession: Sendable, Equatable {
         self.expiresAt = expiresAt
     }
 
+    /// What finding a session selects of it (`s`) and its account (`a`), each column by name.
+    enum Column: String, SelectedColumn {
+        case appID = "app_id", accountID = "account_id", email, csrfToken = "csrf_token", expiresAt = "expires_at"
+
+        var expression: String {
+            switch self {
+            case .email: "a.email"
+            case .appID, .accountID, .csrfToken, .expiresAt: "s.\(self.rawValue)"
+            }
+        }
+    }
+
+    /// The session in `row`, or the column that cannot be read.
+    init(_ row: NamedRow<Column>) throws(UnreadableColumn) {
+        let (accountID, email): (Int64?, String?) = (try row.decode(.accountID), try row.decode(.email))
+        self.init(
+            appID: try row.decode(.appID), account: accountID.flatMap { id in email.map { (id: id, email: $0) } },
+            csrfToken: try row.decode(.csrfToken), expiresAt: try row.decode(.expiresAt))
+    }
+
     /// Whether this is the deployment admin's session.
     public var isAdmin: Bool { self.appID == nil && self.account == nil }
 
@@ -85,16 +105,13 @@ public struct ConsoleSessions: Sendable {
         return try await StoreError.mapping {
             let rows = try await self.client.query(
                 """
-                SELECT s.app_id, s.account_id, a.email, s.csrf_token, s.expires_at
+                SELECT \(unescaped: ConsoleSession.Column.selectList)
                 FROM console_sessions s LEFT JOIN accounts a ON a.id = s.account_id
                 WHERE s.token_sha256 = \(Self.digest(token)) AND s.expires_at > \(now)
                   AND (s.app_id IS NOT NULL OR s.account_id IS NOT NULL OR s.admin_token_sha256 = \(adminDigest))
                 """,
                 logger: self.logger)
-            for try await (appID, accountID, email, csrf, expiresAt) in rows.decode((Int64?, Int64?, String?, String, Date).self) {
-                let account = accountID.flatMap { id in email.map { (id: id, email: $0) } }
-                return ConsoleSession(appID: appID, account: account, csrfToken: csrf, expiresAt: expiresAt)
-            }
+            for try await row in rows { return try ConsoleSession(NamedRow(row)) }
             return nil
         }
     }

@@ -21,6 +21,32 @@ public struct ActivityNameSummary: Sendable, Equatable {
         (self.name, self.active, self.ended, self.expired) = (name, active, ended, expired)
         (self.lastPushID, self.lastPushState, self.lastPushEvent, self.lastPushAt) = (lastPushID, lastPushState, lastPushEvent, lastPushAt)
     }
+
+    /// What a listing selects of a name (`n`), its rollup (`r`) and its last push (`p`), each column by name.
+    enum Column: String, SelectedColumn {
+        case name, active, ended, expired, lastPushID = "last_push_id", lastPushState = "last_push_state"
+        case lastPushEvent = "last_push_event", lastPushAt = "last_push_at"
+
+        var expression: String {
+            switch self {
+            case .name: "n.name"
+            case .active, .ended, .expired: "r.\(self.rawValue)::int"
+            case .lastPushID: "p.push_id"
+            case .lastPushState: "p.state"
+            case .lastPushEvent: "p.event"
+            case .lastPushAt: "p.accepted_at"
+            }
+        }
+    }
+
+    /// The name in `row`, or the column that cannot be read.
+    init(_ row: NamedRow<Column>) throws(UnreadableColumn) {
+        self.init(
+            name: try row.decode(.name), active: try row.decode(.active), ended: try row.decode(.ended),
+            expired: try row.decode(.expired), lastPushID: try row.decode(.lastPushID),
+            lastPushState: try row.decode(.lastPushState, as: String?.self).flatMap(PushState.init(rawValue:)),
+            lastPushEvent: try row.decode(.lastPushEvent), lastPushAt: try row.decode(.lastPushAt))
+    }
 }
 
 extension ConsoleStore {
@@ -33,12 +59,10 @@ extension ConsoleStore {
                 (SELECT name FROM activity_name_rollups WHERE app_id = \(appID) AND name > \(cursor ?? "") ORDER BY name LIMIT \(limit))
                 UNION
                 (SELECT name FROM activity_names WHERE app_id = \(appID) AND name > \(cursor ?? "") ORDER BY name LIMIT \(limit)))
-            SELECT \(unescaped: Self.summaryColumns) FROM (SELECT name FROM names ORDER BY name LIMIT \(limit)) n
+            SELECT \(unescaped: ActivityNameSummary.Column.selectList) FROM (SELECT name FROM names ORDER BY name LIMIT \(limit)) n
             \(unescaped: Self.summaryJoins(appID: appID)) ORDER BY n.name
             """)
     }
-
-    private static let summaryColumns = "n.name, r.active::int, r.ended::int, r.expired::int, p.push_id, p.state, p.event, p.accepted_at"
 
     /// Joins a name (`n.name`) with its rollup and its last push. The app id is a number, written into the text.
     private static func summaryJoins(appID: Int64) -> String {
@@ -53,13 +77,7 @@ extension ConsoleStore {
         try await StoreError.mapping {
             var names: [ActivityNameSummary] = []
             let rows = try await self.client.query(query, logger: self.logger)
-            for try await (name, active, ended, expired, pushID, state, event, at)
-                in rows.decode((String, Int?, Int?, Int?, UUID?, String?, String?, Date?).self)
-            {
-                names.append(ActivityNameSummary(
-                    name: name, active: active, ended: ended, expired: expired, lastPushID: pushID,
-                    lastPushState: state.flatMap(PushState.init(rawValue:)), lastPushEvent: event, lastPushAt: at))
-            }
+            for try await row in rows { names.append(try ActivityNameSummary(NamedRow(row))) }
             return names
         }
     }

@@ -20,6 +20,24 @@ public struct ChannelSummary: Sendable, Equatable {
     public var installed: Bool
     public var namedUserID: String?
     public var lastRegistration: Date
+
+    /// What a search selects of a channel (`c`), each column by name.
+    enum Column: String, SelectedColumn {
+        case channelID = "channel_id", pushAddress = "push_address", optIn = "opt_in", installed
+        case namedUserID = "named_user_id", lastRegistration = "last_registration"
+
+        var expression: String { "c.\(self.rawValue)" }
+    }
+
+    /// The channel in `row`, or the column that cannot be read.
+    init(_ row: NamedRow<Column>) throws(UnreadableColumn) {
+        self.channelID = try row.decode(.channelID)
+        self.pushAddress = try row.decode(.pushAddress)
+        self.optIn = try row.decode(.optIn)
+        self.installed = try row.decode(.installed)
+        self.namedUserID = try row.decode(.namedUserID)
+        self.lastRegistration = try row.decode(.lastRegistration)
+    }
 }
 
 /// What APNs answered one token of a channel.
@@ -30,6 +48,28 @@ public struct TokenOutcome: Sendable, Equatable {
     public var reason: String?
     public var priority: Int?
     public var sentAt: Date
+
+    /// What a channel's outcomes select of each, by name.
+    enum Column: String, SelectedColumn {
+        case token, pushID = "push_id", status, reason, priority, sentAt = "sent_at"
+
+        var expression: String {
+            switch self {
+            case .status, .priority: "\(self.rawValue)::int"
+            case .token, .pushID, .reason, .sentAt: self.rawValue
+            }
+        }
+    }
+
+    /// The outcome in `row`, or the column that cannot be read.
+    init(_ row: NamedRow<Column>) throws(UnreadableColumn) {
+        self.token = try row.decode(.token)
+        self.pushID = try row.decode(.pushID)
+        self.status = try row.decode(.status)
+        self.reason = try row.decode(.reason)
+        self.priority = try row.decode(.priority)
+        self.sentAt = try row.decode(.sentAt)
+    }
 }
 
 extension ConsoleStore {
@@ -38,7 +78,7 @@ extension ConsoleStore {
     public func channels(
         _ search: ChannelSearch, appID: Int64, after cursor: String?, limit: Int
     ) async throws(StoreError) -> [ChannelSummary] {
-        let columns = "c.channel_id, c.push_address, c.opt_in, c.installed, c.named_user_id, c.last_registration"
+        let columns = ChannelSummary.Column.selectList
         let afterID = cursor.flatMap { UUID(parsing: $0) } ?? ChannelIDRange.all.after
         let query: PostgresQuery
         switch search {
@@ -73,11 +113,7 @@ extension ConsoleStore {
         return try await StoreError.mapping {
             var summaries: [ChannelSummary] = []
             let rows = try await self.client.query(query, logger: self.logger)
-            for try await (id, address, optIn, installed, namedUser, registered) in rows.decode((UUID, String?, Bool, Bool, String?, Date).self) {
-                summaries.append(ChannelSummary(
-                    channelID: id, pushAddress: address, optIn: optIn, installed: installed, namedUserID: namedUser,
-                    lastRegistration: registered))
-            }
+            for try await row in rows { summaries.append(try ChannelSummary(NamedRow(row))) }
             return summaries
         }
     }
@@ -93,14 +129,12 @@ extension ConsoleStore {
         try await StoreError.mapping {
             let rows = try await self.client.query(
                 """
-                SELECT token, push_id, status::int, reason, priority::int, sent_at FROM delivery_outcomes
+                SELECT \(unescaped: TokenOutcome.Column.selectList) FROM delivery_outcomes
                 WHERE app_id = \(appID) AND channel_id = \(channelID) ORDER BY sent_at DESC LIMIT \(limit)
                 """,
                 logger: self.logger)
             var outcomes: [TokenOutcome] = []
-            for try await (token, pushID, status, reason, priority, sentAt) in rows.decode((String, UUID, Int, String?, Int?, Date).self) {
-                outcomes.append(TokenOutcome(token: token, pushID: pushID, status: status, reason: reason, priority: priority, sentAt: sentAt))
-            }
+            for try await row in rows { outcomes.append(try TokenOutcome(NamedRow(row))) }
             return outcomes
         }
     }

@@ -6,25 +6,23 @@ import PostgresNIO
 /// its named user, as Airship's do.
 struct AudienceFilter {
     private(set) var sql = ""
-    private(set) var bindings: PostgresBindings
+    private var parameters: QueryParameters
+
+    /// The values bound before the filter's, then its own.
+    var bindings: PostgresBindings { self.parameters.bindings }
 
     /// The condition that `channel` (a column such as `la.channel_id`) is in `audience`, for `appID`, and in `zone` when
     /// a local-time schedule fired the push for one time zone; its values are bound after those already in `bindings`.
     init(_ audience: Audience, channel: String, appID: Int64, zone: LocalTimeZone? = nil, after bindings: PostgresBindings) {
-        self.bindings = bindings
-        let app = self.bind(appID)
+        self.parameters = QueryParameters(after: bindings)
+        let app = self.parameters.bind(appID)
         self.sql = self.condition(audience, channel: channel, app: app)
         if let zone {
             // A channel without a zone PostgreSQL knows is in the app's default one.
-            let name = self.bind(zone.name)
+            let name = self.parameters.bind(zone.name)
             let other = zone.isDefault ? " OR z.timezone IS NULL OR NOT EXISTS (SELECT 1 FROM time_zones t WHERE t.name = z.timezone)" : ""
             self.sql = "(\(self.sql)) AND EXISTS (SELECT 1 FROM channels z WHERE z.app_id = \(app) AND z.channel_id = \(channel) AND (z.timezone = \(name)\(other)))"
         }
-    }
-
-    private mutating func bind(_ value: some PostgresNonThrowingEncodable & Sendable) -> String {
-        self.bindings.append(value)
-        return "$\(self.bindings.count)"
     }
 
     private mutating func condition(_ audience: Audience, channel: String, app: String) -> String {
@@ -32,14 +30,14 @@ struct AudienceFilter {
         case .all:
             return "TRUE"
         case .channel(let id):
-            return "\(channel) = \(self.bind(id))"
+            return "\(channel) = \(self.parameters.bind(id))"
         case .namedUser(let id):
-            return "EXISTS (SELECT 1 FROM channels n WHERE n.app_id = \(app) AND n.channel_id = \(channel) AND n.named_user_id = \(self.bind(id)))"
+            return "EXISTS (SELECT 1 FROM channels n WHERE n.app_id = \(app) AND n.channel_id = \(channel) AND n.named_user_id = \(self.parameters.bind(id)))"
         case .tag(let tag, let group):
             // The channel's own tag is probed row by row (`OFFSET 0` keeps PostgreSQL from hashing every channel with
             // the tag, which costs as much as the tag is common, per batch). Its named user's tags are looked at only
             // when some named user has the tag at all: that check runs once per statement.
-            let (tag, group) = (self.bind(tag), self.bind(group))
+            let (tag, group) = (self.parameters.bind(tag), self.parameters.bind(group))
             return """
                 (EXISTS (SELECT 1 FROM channel_tags t WHERE t.app_id = \(app) AND t.tag_group = \(group) AND t.tag = \(tag) \
                 AND t.channel_id = \(channel) OFFSET 0) \

@@ -18,21 +18,18 @@ extension DispatchStore {
         guard case .liveActivity(let event, let name, _) = push.kind, event != .start, push.nameAwaitsTokens,
             let timestamp = push.timestamp
         else { return 0 }
-        var bindings = PostgresBindings()
-        bindings.append(push.appID)
-        bindings.append(push.cursor)
-        bindings.append(push.through)
-        bindings.append(name)
-        bindings.append(now.addingTimeInterval(-LiveActivityLifetime.updatable))
-        bindings.append(push.pushID)
-        bindings.append(timestamp)
-        let filter = AudienceFilter(push.audience, channel: "a.channel_id", appID: push.appID, zone: push.localTimeZone, after: bindings)
+        var parameters = QueryParameters()
+        let (app, after, through) = (parameters.bind(push.appID), parameters.bind(push.cursor), parameters.bind(push.through))
+        let (activityName, sentSince) = (parameters.bind(name), parameters.bind(now.addingTimeInterval(-LiveActivityLifetime.updatable)))
+        let (pushID, held) = (parameters.bind(push.pushID), parameters.bind(timestamp))
+        let filter = AudienceFilter(
+            push.audience, channel: "a.channel_id", appID: push.appID, zone: push.localTimeZone, after: parameters.bindings)
         let query = PostgresQuery(
             unsafeSQL: """
-                UPDATE awaiting_activities a SET held_push_id = $6, held_timestamp = $7
-                WHERE a.app_id = $1 AND a.name = $4 AND a.state = 'awaiting' AND a.sent_at > $5
-                  AND a.channel_id > $2 AND a.channel_id <= $3
-                  AND (a.held_timestamp IS NULL OR a.held_timestamp < $7) AND \(filter.sql)
+                UPDATE awaiting_activities a SET held_push_id = \(pushID), held_timestamp = \(held)
+                WHERE a.app_id = \(app) AND a.name = \(activityName) AND a.state = 'awaiting' AND a.sent_at > \(sentSince)
+                  AND a.channel_id > \(after) AND a.channel_id <= \(through)
+                  AND (a.held_timestamp IS NULL OR a.held_timestamp < \(held)) AND \(filter.sql)
                 RETURNING 1
                 """,
             binds: filter.bindings)

@@ -10,7 +10,8 @@ struct ChannelRecords {
     let now: Date
     let logger: Logger
 
-    /// What the query selects of a channel (`c`), each column by name.
+    /// What the query selects of a channel (`c`), each column by name; its activities come from a lateral join
+    /// (`activity_list`), which binds what ``LiveActivityRecords`` reads.
     enum Column: String, SelectedColumn {
         case channelID = "channel_id", installed, optIn = "opt_in", background, pushAddress = "push_address"
         case createdAt = "created_at", lastRegistration = "last_registration", namedUserID = "named_user_id", alias, badge
@@ -25,14 +26,7 @@ struct ChannelRecords {
                 (SELECT coalesce(json_agg(json_build_array(t.tag_group, t.tag) ORDER BY t.tag_group, t.tag), '[]')
                  FROM channel_tags t WHERE t.app_id = c.app_id AND t.channel_id = c.channel_id)::text
                 """
-            case .activities:
-                // Bound by the query as LiveActivityRecords reads them: $1 the app, $2 the oldest start kept, $3 an hour ago.
-                """
-                (SELECT coalesce(json_agg(f.activity ORDER BY f.name), '[]') FROM (\(LiveActivityRecords.select(from: """
-                    (SELECT channel_id, name FROM live_activities WHERE app_id = $1 AND channel_id = c.channel_id
-                     UNION SELECT channel_id, name FROM awaiting_activities WHERE app_id = $1 AND channel_id = c.channel_id)
-                    """))) f)::text
-                """
+            case .activities: "activity_list.json"
             case .startTokens:
                 """
                 (SELECT coalesce(json_object_agg(p.attributes_type, json_build_object(
@@ -48,13 +42,23 @@ struct ChannelRecords {
     /// The app's channels among `channelIDs`, in that order, each with every Live Activity on record (those within 12
     /// hours of their start, and starts awaiting their token) in its state at `now`.
     func fetch(_ channelIDs: [UUID], client: PostgresClient) async throws -> [ChannelRecord] {
-        var bindings = LiveActivityRecords.bindings(appID: self.appID, now: self.now)
-        bindings.append(channelIDs)
-        // Not a prepared statement: a generic plan for `= ANY($4)` can scan every channel of the app.
+        var parameters = QueryParameters()
+        let activities = LiveActivityRecords(appID: self.appID, now: self.now, binding: &parameters)
+        let keys = """
+            (SELECT channel_id, name FROM live_activities WHERE app_id = \(activities.app) AND channel_id = c.channel_id
+             UNION SELECT channel_id, name FROM awaiting_activities WHERE app_id = \(activities.app) AND channel_id = c.channel_id)
+            """
+        let ids = parameters.bind(channelIDs)
+        // Not a prepared statement: a generic plan for `= ANY(ids)` can scan every channel of the app.
         let rows = try await client.query(
-            PostgresQuery(
-                unsafeSQL: "SELECT \(Column.selectList) FROM channels c WHERE c.app_id = $1 AND c.channel_id = ANY($4::uuid[])",
-                binds: bindings),
+            parameters.query(
+                """
+                SELECT \(Column.selectList) FROM channels c
+                CROSS JOIN LATERAL (
+                    SELECT coalesce(json_agg(f.activity ORDER BY f.name), '[]')::text AS json
+                    FROM (\(activities.select(from: keys))) f) activity_list
+                WHERE c.app_id = \(activities.app) AND c.channel_id = ANY(\(ids)::uuid[])
+                """),
             logger: self.logger
         ).collect()
         var records: [UUID: ChannelRecord] = [:]

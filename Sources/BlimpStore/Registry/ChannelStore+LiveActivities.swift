@@ -39,25 +39,23 @@ extension ChannelStore {
         named name: String, appID: Int64, start: UUID?, limit: Int
     ) async throws(StoreError) -> ChannelActivityPage {
         let now = self.now()
-        var bindings = LiveActivityRecords.bindings(appID: appID, now: now)
-        bindings.append(name)
-        var pageBindings = bindings
-        pageBindings.append(start ?? ChannelIDRange.all.after)
-        pageBindings.append(limit + 1)
-        let ids = "SELECT channel_id FROM (\(Self.channelIDs(named: "$4", from: "$5", limit: "$6"))) ids ORDER BY channel_id LIMIT $6"
-        let sql = """
-            SELECT f.channel_id, f.activity::text
-            FROM (\(LiveActivityRecords.select(from: "(SELECT channel_id, $4::text AS name FROM unnest($5::uuid[]) AS channel_id)"))) f
-            ORDER BY f.channel_id
+        var pageParameters = QueryParameters()
+        let (pageApp, pageName) = (pageParameters.bind(appID), pageParameters.bind(name))
+        let (from, pageLimit) = (pageParameters.bind(start ?? ChannelIDRange.all.after), pageParameters.bind(limit + 1))
+        let ids = """
+            SELECT channel_id FROM (\(Self.channelIDs(named: pageName, app: pageApp, from: from, limit: pageLimit))) ids
+            ORDER BY channel_id LIMIT \(pageLimit)
             """
-        return try await StoreError.mapping { [bindings, pageBindings] in
-            var page = try await self.client.query(PostgresQuery(unsafeSQL: ids, binds: pageBindings), logger: self.logger)
-                .decode(UUID.self).array()
+        return try await StoreError.mapping { [pageParameters] in
+            var page = try await self.client.query(pageParameters.query(ids), logger: self.logger).decode(UUID.self).array()
             // The page reads one id more than it shows: that id starts the next page.
             let next = page.count > limit ? page.removeLast() : nil
-            var activityBindings = bindings
-            activityBindings.append(page)
-            let rows = try await self.client.query(PostgresQuery(unsafeSQL: sql, binds: activityBindings), logger: self.logger)
+            var parameters = QueryParameters()
+            let records = LiveActivityRecords(appID: appID, now: now, binding: &parameters)
+            let (activityName, channelIDs) = (parameters.bind(name), parameters.bind(page))
+            let keys = "(SELECT channel_id, \(activityName)::text AS name FROM unnest(\(channelIDs)::uuid[]) AS channel_id)"
+            let sql = "SELECT f.channel_id, f.activity::text FROM (\(records.select(from: keys))) f ORDER BY f.channel_id"
+            let rows = try await self.client.query(parameters.query(sql), logger: self.logger)
             var activities: [ChannelActivity] = []
             for try await (channelID, json) in rows.decode((UUID, String).self) {
                 if let activity = try Self.activity(json, now: now) { activities.append(ChannelActivity(channelID: channelID, activity: activity)) }
@@ -70,13 +68,15 @@ extension ChannelStore {
     /// activity of the name, with only what its state needs (``LiveActivityRecords/Detail/stateOnly``).
     public func liveActivityCounts(named name: String, appID: Int64) async throws(StoreError) -> [LiveActivityState: Int] {
         let now = self.now()
-        var bindings = LiveActivityRecords.bindings(appID: appID, now: now)
-        bindings.append(name)
-        let keys = "(SELECT channel_id, $4::text AS name FROM (\(Self.channelIDs(named: "$4", from: nil, limit: nil))) ids)"
-        let sql = "SELECT f.activity::text FROM (\(LiveActivityRecords.select(from: keys, .stateOnly))) f"
-        return try await StoreError.mapping { [bindings] in
+        var parameters = QueryParameters()
+        let records = LiveActivityRecords(appID: appID, now: now, binding: &parameters)
+        let activityName = parameters.bind(name)
+        let channelIDs = Self.channelIDs(named: activityName, app: records.app, from: nil, limit: nil)
+        let keys = "(SELECT channel_id, \(activityName)::text AS name FROM (\(channelIDs)) ids)"
+        let sql = "SELECT f.activity::text FROM (\(records.select(from: keys, .stateOnly(name: activityName)))) f"
+        return try await StoreError.mapping { [parameters] in
             var counts = Dictionary(uniqueKeysWithValues: LiveActivityState.allCases.map { ($0, 0) })
-            let rows = try await self.client.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: self.logger)
+            let rows = try await self.client.query(parameters.query(sql), logger: self.logger)
             for try await json in rows.decode(String.self) {
                 if let activity = try Self.activity(json, now: now) { counts[activity.state, default: 0] += 1 }
             }
@@ -84,16 +84,17 @@ extension ChannelStore {
         }
     }
 
-    /// The channel ids with an activity of the name (`nameBind`), from `fromBind` on, each branch a range of one
-    /// partial index (at most `limitBind` ids from each): UNION removes a channel that both tracks and awaits the name.
-    private static func channelIDs(named nameBind: String, from fromBind: String?, limit limitBind: String?) -> String {
-        let range = fromBind.map { " AND channel_id >= \($0)" } ?? ""
-        let limit = limitBind.map { " ORDER BY channel_id LIMIT \($0)" } ?? ""
+    /// The channel ids with an activity of the name (placeholder `name`) in the app (`app`), from `from` on, each branch
+    /// a range of one partial index (at most `limit` ids from each): UNION removes a channel that both tracks and
+    /// awaits the name.
+    private static func channelIDs(named name: String, app: String, from: String?, limit: String?) -> String {
+        let range = from.map { " AND channel_id >= \($0)" } ?? ""
+        let limit = limit.map { " ORDER BY channel_id LIMIT \($0)" } ?? ""
         let tracked = ["active", "ended", "removed"].map {
-            "(SELECT channel_id FROM live_activities WHERE app_id = $1 AND name = \(nameBind) AND state = '\($0)'\(range)\(limit))"
+            "(SELECT channel_id FROM live_activities WHERE app_id = \(app) AND name = \(name) AND state = '\($0)'\(range)\(limit))"
         }
         let awaiting = ["awaiting", "expired"].map {
-            "(SELECT channel_id FROM awaiting_activities WHERE app_id = $1 AND name = \(nameBind) AND state = '\($0)'\(range)\(limit))"
+            "(SELECT channel_id FROM awaiting_activities WHERE app_id = \(app) AND name = \(name) AND state = '\($0)'\(range)\(limit))"
         }
         return (tracked + awaiting).joined(separator: " UNION ")
     }

@@ -9,35 +9,38 @@ import PostgresNIO
 /// and to a start awaiting its token (`awaiting_activities`). Its last update is derived on read from
 /// `delivery_outcomes` (`delivery_outcomes_by_channel`, newest first) joined to `pushes`: the newest outcome of a push
 /// of the name on the channel since the activity started. Nothing is written on the fan-out's path for it.
-/// The queries bind `$1` to the app id, `$2` to the oldest start still kept and `$3` to an hour ago.
-enum LiveActivityRecords {
-    /// Binds the three values every query here reads, first: `$1`, `$2`, `$3`.
-    static func bindings(appID: Int64, now: Date) -> PostgresBindings {
-        var bindings = PostgresBindings()
-        bindings.append(appID)
-        bindings.append(now.addingTimeInterval(-LiveActivityLifetime.kept))
-        bindings.append(now.addingTimeInterval(-3600))
-        return bindings
+struct LiveActivityRecords {
+    /// The placeholder of the app id, for the rest of the query too.
+    let app: String
+    /// The placeholders of the oldest start still kept and of an hour ago.
+    private let keptSince: String
+    private let hourAgo: String
+
+    /// Binds the values every query here reads to `parameters`.
+    init(appID: Int64, now: Date, binding parameters: inout QueryParameters) {
+        self.app = parameters.bind(appID)
+        self.keptSince = parameters.bind(now.addingTimeInterval(-LiveActivityLifetime.kept))
+        self.hourAgo = parameters.bind(now.addingTimeInterval(-3600))
     }
 
     /// How much of each activity a query reads.
     enum Detail {
         /// Everything ``LiveActivityRecord`` shows.
         case full
-        /// What its state needs, for counting a name's activities (whose name `$4` binds): no last update and no
-        /// priority-10 sends, and the stale date looked up only for active activities, and only when a push of the
-        /// name carried one. Each activity costs a few index probes instead of a dozen.
-        case stateOnly
+        /// What its state needs, for counting the activities of one name (the placeholder bound to it): no last update
+        /// and no priority-10 sends, and the stale date looked up only for active activities, and only when a push of
+        /// the name carried one. Each activity costs a few index probes instead of a dozen.
+        case stateOnly(name: String)
     }
 
     /// For each (`channel_id`, `name`) of `keys` (a relation, aliased `k` here) with an activity on record: the
     /// channel id, the name and the activity as a JSON object (`activity`) that ``Row`` decodes.
-    static func select(from keys: String, _ detail: Detail = .full) -> String {
+    func select(from keys: String, _ detail: Detail = .full) -> String {
         // The newest outcomes of the name's pushes on the channel since the activity started (the later of the
         // tracked start and the awaiting start: the activity ``LiveActivityFacts`` takes).
         let outcomes = """
             FROM delivery_outcomes o JOIN pushes p ON p.app_id = o.app_id AND p.push_id = o.push_id
-            WHERE o.app_id = $1 AND o.channel_id = k.channel_id AND p.activity_name = k.name
+            WHERE o.app_id = \(self.app) AND o.channel_id = k.channel_id AND p.activity_name = k.name
               AND o.sent_at >= greatest(a.started_at, w.sent_at)
             """
         let lastDeliveredStaleDate = """
@@ -53,7 +56,7 @@ enum LiveActivityRecords {
                     'push_id', u.push_id, 'event', u.event, 'timestamp', u.aps_timestamp, 'priority', u.priority,
                     'status', u.status, 'reason', u.reason, 'apns_id', u.apns_id, 'apns_unique_id', u.apns_unique_id,
                     'sent_at', extract(epoch FROM u.sent_at)) END,
-                'priority_10_sends', (SELECT count(*) \(outcomes) AND o.sent_at > $3 AND o.priority = 10 AND o.status = 200
+                'priority_10_sends', (SELECT count(*) \(outcomes) AND o.sent_at > \(self.hourAgo) AND o.priority = 10 AND o.status = 200
                                       AND p.event <> 'start')
                 """
             lastUpdate = """
@@ -63,10 +66,10 @@ enum LiveActivityRecords {
                     \(outcomes)
                     ORDER BY o.sent_at DESC LIMIT 1) u ON true
                 """
-        case .stateOnly:
+        case .stateOnly(let name):
             // The EXISTS binds nothing of the row: PostgreSQL evaluates it once per query.
             columns = """
-                'stale_date', CASE WHEN EXISTS (SELECT 1 FROM pushes s WHERE s.app_id = $1 AND s.activity_name = $4
+                'stale_date', CASE WHEN EXISTS (SELECT 1 FROM pushes s WHERE s.app_id = \(self.app) AND s.activity_name = \(name)
                                                 AND s.apns_body LIKE '%"stale-date"%')
                                     AND a.state = 'active' THEN \(lastDeliveredStaleDate) END,
                 'priority_10_sends', 0
@@ -83,8 +86,9 @@ enum LiveActivityRecords {
                 \(columns)
             ) AS activity
             FROM \(keys) k
-            LEFT JOIN live_activities a ON a.app_id = $1 AND a.channel_id = k.channel_id AND a.name = k.name AND a.started_at >= $2
-            LEFT JOIN awaiting_activities w ON w.app_id = $1 AND w.channel_id = k.channel_id AND w.name = k.name
+            LEFT JOIN live_activities a ON a.app_id = \(self.app) AND a.channel_id = k.channel_id AND a.name = k.name
+                                      AND a.started_at >= \(self.keptSince)
+            LEFT JOIN awaiting_activities w ON w.app_id = \(self.app) AND w.channel_id = k.channel_id AND w.name = k.name
             \(lastUpdate)
             WHERE a.name IS NOT NULL OR w.name IS NOT NULL
             """

@@ -210,13 +210,7 @@ struct RegistrationWriter: Sendable {
                     push_id = EXCLUDED.push_id, token = EXCLUDED.token, released_at = EXCLUDED.released_at,
                     attempts = 0, claimed_by = NULL, lease_expires_at = NULL
                 RETURNING app_id, channel_id, name)
-            -- Uncorrelated IN, hashed once: a join or a correlated EXISTS over a CTE was planned as a loop over the
-            -- batch for every row, which cost registration a fifth of its throughput.
-            SELECT v.app_id, v.channel_id, v.name,
-                   (v.app_id, v.channel_id, v.name) IN (SELECT app_id, channel_id, name FROM awaited),
-                   (v.app_id, v.channel_id, v.name) IN (SELECT app_id, channel_id, name FROM upserted WHERE created),
-                   (v.app_id, v.channel_id, v.name) IN (SELECT app_id, channel_id, name FROM released)
-            FROM valid v
+            SELECT \(Written.Column.selectList) FROM valid v
             """
         var rows: String
         var now: Date
@@ -227,14 +221,33 @@ struct RegistrationWriter: Sendable {
             var channelID: UUID
             var name: String
             var write: ActivityTokenWrite
+
+            /// What the statement selects of each valid row (`v`), each column by name.
+            enum Column: String, SelectedColumn {
+                case appID = "app_id", channelID = "channel_id", name, awaited, created, released
+
+                var expression: String {
+                    switch self {
+                    case .appID, .channelID, .name: "v.\(self.rawValue)"
+                    // Uncorrelated IN, hashed once: a join or a correlated EXISTS over a CTE was planned as a loop over
+                    // the batch for every row, which cost registration a fifth of its throughput.
+                    case .awaited: "(v.app_id, v.channel_id, v.name) IN (SELECT app_id, channel_id, name FROM awaited)"
+                    case .created: "(v.app_id, v.channel_id, v.name) IN (SELECT app_id, channel_id, name FROM upserted WHERE created)"
+                    case .released: "(v.app_id, v.channel_id, v.name) IN (SELECT app_id, channel_id, name FROM released)"
+                    }
+                }
+            }
+
+            init(_ row: NamedRow<Column>) throws(UnreadableColumn) {
+                self.appID = try row.decode(.appID)
+                self.channelID = try row.decode(.channelID)
+                self.name = try row.decode(.name)
+                self.write = ActivityTokenWrite(
+                    found: true, awaited: try row.decode(.awaited), created: try row.decode(.created), released: try row.decode(.released))
+            }
         }
 
-        func decodeRow(_ row: PostgresRow) throws -> Written {
-            let (appID, channelID, name, awaited, created, released) = try row.decode((Int64, UUID, String, Bool, Bool, Bool).self)
-            return Written(
-                appID: appID, channelID: channelID, name: name,
-                write: ActivityTokenWrite(found: true, awaited: awaited, created: created, released: released))
-        }
+        func decodeRow(_ row: PostgresRow) throws -> Written { try Written(NamedRow(row)) }
     }
 
     /// A channel of an app.
