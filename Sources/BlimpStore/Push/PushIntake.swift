@@ -278,15 +278,42 @@ public struct PushIntake: Sendable {
 
     private static func moveNames(_ moves: [NameKey: NameMove]) -> PostgresQuery {
         let sorted = moves.sorted { ($0.key.appID, $0.key.name) < ($1.key.appID, $1.key.name) }
-        return """
-            INSERT INTO activity_names (app_id, name, last_timestamp, last_push_id, attributes_type)
-            SELECT app_id, name, last, push_id, nullif(type, '')
-            FROM unnest(\(sorted.map(\.key.appID))::bigint[], \(sorted.map(\.key.name))::text[],
-                        \(sorted.map(\.value.last))::bigint[], \(sorted.map(\.value.pushID))::uuid[],
-                        \(sorted.map { $0.value.startedType ?? "" })::text[]) AS m (app_id, name, last, push_id, type)
-            ON CONFLICT (app_id, name) DO UPDATE SET
-                last_timestamp = EXCLUDED.last_timestamp, last_push_id = EXCLUDED.last_push_id,
-                attributes_type = coalesce(EXCLUDED.attributes_type, activity_names.attributes_type)
-            """
+        let records = sorted.map { key, move in
+            var record = Record<NameColumn>()
+            for column in NameColumn.allCases { record.set(column, column.value(of: key, move)) }
+            return record
+        }
+        return NameColumn.insert(
+            into: "activity_names", records,
+            suffix: """
+                ON CONFLICT (app_id, name) DO UPDATE SET
+                    last_timestamp = EXCLUDED.last_timestamp, last_push_id = EXCLUDED.last_push_id,
+                    attributes_type = coalesce(EXCLUDED.attributes_type, activity_names.attributes_type)
+                """)
+    }
+
+    /// The `activity_names` row a move writes, described once: each case a column, its type in the insert's JSON
+    /// record and its value for one move.
+    enum NameColumn: String, RecordColumn {
+        case appID = "app_id", name, lastTimestamp = "last_timestamp", lastPushID = "last_push_id", attributesType = "attributes_type"
+
+        var recordType: String {
+            switch self {
+            case .appID, .lastTimestamp: "bigint"
+            case .lastPushID: "uuid"
+            case .name, .attributesType: "text"
+            }
+        }
+
+        /// The column's value for the move of `key`'s name; `nil` is NULL.
+        func value(of key: NameKey, _ move: NameMove) -> RawJSON? {
+            switch self {
+            case .appID: .integer(key.appID)
+            case .name: .string(key.name)
+            case .lastTimestamp: .integer(move.last)
+            case .lastPushID: .string(move.pushID.lowercaseString)
+            case .attributesType: move.startedType.map(RawJSON.string)
+            }
+        }
     }
 }
