@@ -32,7 +32,8 @@ struct AudienceFilter {
         case .channel(let id):
             return "\(channel) = \(self.parameters.bind(id))"
         case .namedUser(let id):
-            return "EXISTS (SELECT 1 FROM channels n WHERE n.app_id = \(app) AND n.channel_id = \(channel) AND n.named_user_id = \(self.parameters.bind(id)))"
+            let user = self.parameters.bind(id)
+            return "EXISTS (SELECT 1 FROM channels n WHERE n.app_id = \(app) AND n.channel_id = \(channel) AND n.named_user_id = \(user))"
         case .tag(let tag, let group):
             // The channel's own tag is probed row by row (`OFFSET 0` keeps PostgreSQL from hashing every channel with
             // the tag, which costs as much as the tag is common, per batch). Its named user's tags are looked at only
