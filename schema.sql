@@ -513,7 +513,7 @@ CREATE INDEX CONCURRENTLY awaiting_activities_expired_by_name
 -- per name; a deleted one stays, with when and why: `admin` (deleted through the API), `ended` (an end published through
 -- it, after which Blimp deleted it at APNs) or `apns` (a publish answered ChannelNotRegistered or BadChannelId). Until an
 -- admin acknowledges a channel APNs deleted (acknowledged_at), the Push API refuses the name, which would otherwise
--- quietly reach no subscriber (reference: apns-live-activities.md §3.6).
+-- quietly reach no subscriber (https://developer.apple.com/documentation/usernotifications/sending-channel-management-requests-to-apns).
 CREATE TABLE live_activity_channels (
     app_id          bigint NOT NULL REFERENCES apps (id) ON DELETE CASCADE,
     name            text NOT NULL,

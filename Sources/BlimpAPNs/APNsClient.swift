@@ -7,7 +7,7 @@ import Synchronization
 /// Sends notifications to APNs over pooled HTTP/2 connections with ES256 provider tokens.
 ///
 /// One pool per (team, key, environment): APNs binds a connection to the team and key of its first request and
-/// keeps production and sandbox apart (reference: apns-live-activities.md §2.3). Each pool shares one provider token
+/// keeps production and sandbox apart (https://developer.apple.com/documentation/usernotifications/establishing-a-token-based-connection-to-apns). Each pool shares one provider token
 /// among its connections. A request that APNs certainly did not process (GOAWAY, refused stream) is sent again on
 /// another connection; a 403 `ExpiredProviderToken` renews the token and retries once.
 public final class APNsClient: Sendable {

@@ -2,7 +2,7 @@ import BlimpCore
 import Foundation
 
 /// One notification for one device token: the headers APNs reads and the JSON payload
-/// (reference: apns-live-activities.md §1.2, §1.3).
+/// (docs/references.md#live-activity-payloads).
 public struct APNsRequest: Sendable {
     public var deviceToken: DeviceToken
     public var pushType: APNsPushType

@@ -4,7 +4,7 @@ import Foundation
 import Logging
 
 /// Publishes an update or end once to the live activity channel backing its name, instead of once per subscribed
-/// device (reference: apns-live-activities.md §3.7), and records what APNs answered on the push. Retries 429, 5xx and
+/// device (https://developer.apple.com/documentation/usernotifications/sending-broadcast-push-notification-requests-to-apns), and records what APNs answered on the push. Retries 429, 5xx and
 /// no answer as a token's request is retried (``DeliveryPolicy``). An end that APNs accepted deletes the channel
 /// afterwards (its activities have ended); a publish answered `ChannelNotRegistered` or `BadChannelId` marks the
 /// channel deleted by APNs, so the Push API refuses its name until an admin acknowledges it.
@@ -23,7 +23,7 @@ struct BroadcastPublication {
         let requestID = UUID.random()
         let request = APNsBroadcastRequest(
             channelID: channelID, priority: push.priority,
-            // A channel that stores no message takes only 0 (reference §1.6, BadExpirationDate).
+            // A channel that stores no message takes only 0 (https://developer.apple.com/documentation/usernotifications/handling-error-responses-from-apns, BadExpirationDate).
             expiration: push.broadcastStoragePolicy == .mostRecentMessageStored ? expiration ?? 0 : 0,
             requestID: requestID, payload: push.body)
         var attempt = 1

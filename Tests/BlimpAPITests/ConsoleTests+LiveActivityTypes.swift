@@ -8,7 +8,7 @@ import Testing
 
 @testable import BlimpAPI
 
-/// Live Activity types in the console (issue 28), over HTTP against a real PostgreSQL: the types page, and compose
+/// Live Activity types in the console, over HTTP against a real PostgreSQL: the types page, and compose
 /// offering a field per property of the push's type, building the JSON from them and refusing what the type refuses
 /// with the API's words before anything is queued.
 extension ConsoleTests {

@@ -7,7 +7,7 @@ import Hummingbird
 import HummingbirdTesting
 import Testing
 
-/// The stock Airship iOS SDK's request sequence, replayed as its source writes it (airship-ios-sdk.md §3–§4): the
+/// The stock Airship iOS SDK's request sequence, replayed as its source writes it (docs/references.md#airship-ios-sdk-requests): the
 /// headers, signatures, paths with their trailing slashes, and the answers it parses.
 @Suite(.enabled(if: TestDatabase.isEnabled)) struct SDKReplayTests {
     static let pushAddress = String(repeating: "a1", count: 32)

@@ -6,8 +6,8 @@ import Foundation
 import Synchronization
 import Testing
 
-/// The broadcast client against the simulator over real TLS and HTTP/2 on loopback (reference:
-/// apns-live-activities.md §3.6, §3.7).
+/// The broadcast client against the simulator over real TLS and HTTP/2 on loopback (see
+/// docs/references.md#broadcast-channels).
 @Suite struct APNsBroadcastClientTests {
     static let bundleID = "com.example.demo"
 
@@ -76,7 +76,7 @@ import Testing
         }
     }
 
-    /// A token APNs calls expired is renewed once and the request sent again (reference §2.2): the client's clock
+    /// A token APNs calls expired is renewed once and the request sent again (https://developer.apple.com/documentation/usernotifications/establishing-a-token-based-connection-to-apns): the client's clock
     /// signs the first token 61 minutes early, then runs true.
     @Test func anExpiredProviderTokenIsRenewedOnce() async throws {
         try await SimulatorHarness.with { harness in

@@ -9,7 +9,7 @@ import Testing
 /// The client against the simulator over real TLS and HTTP/2 on loopback.
 @Suite struct APNsClientTests {
     /// APNs echoes the request's `apns-id`; a request without one gets a new one from its connection. The sandbox
-    /// adds an `apns-unique-id` to each (reference: apns-live-activities.md §1.4).
+    /// adds an `apns-unique-id` to each (https://developer.apple.com/documentation/usernotifications/handling-notification-responses-from-apns).
     @Test func aRequestIsAcceptedWithItsOwnAPNsIDOrANewOne() async throws {
         try await SimulatorHarness.with { harness in
             var request = harness.update()

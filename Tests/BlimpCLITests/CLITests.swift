@@ -289,6 +289,11 @@ import Testing
                     dev.signal(SIGINT)
                     let result = await dev.wait()
                     #expect(result.status == 0, "\(result.stderr)")
+                    // One line for the schema, however many versions the first run applied.
+                    let schemaLines = result.stderr.split(separator: "\n").filter { $0.contains("schema ready") }
+                    #expect(schemaLines.count == 1 && schemaLines[0].contains("version=\(Schema.latestVersion)"), "\(result.stderr)")
+                    #expect(schemaLines.first?.contains("applied=\(run == 0 ? Schema.latestVersion : 0)") == true, "\(result.stderr)")
+                    #expect(!result.stderr.contains("migration applied"), "\(result.stderr)")
                     #expect(result.stdout.contains("API            http://127.0.0.1:\(port)"))
                     #expect(result.stdout.contains("curl http://127.0.0.1:\(port)/ready"))
                     // The commands it suggests name the binary that runs, which need not be on PATH.

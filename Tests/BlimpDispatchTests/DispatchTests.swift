@@ -112,7 +112,7 @@ import Testing
     }
 
     /// Activities tracked more than 8 hours ago get nothing; a token APNs reports unregistered is removed. The
-    /// sandbox's `apns-unique-id` of each 200 is recorded with its outcome (reference: apns-live-activities.md §1.4).
+    /// sandbox's `apns-unique-id` of each 200 is recorded with its outcome (https://developer.apple.com/documentation/usernotifications/handling-notification-responses-from-apns).
     @Test func expiredActivitiesAreSkippedAndDeadTokensPruned() async throws {
         try await DispatchHarness.run { harness in
             let old = try await harness.register(2, name: "m", startedAt: harness.clock.now.addingTimeInterval(-9 * 3600))

@@ -40,7 +40,7 @@ extension SimulatorFixture {
     }
 }
 
-/// Broadcast channels (reference: apns-live-activities.md §1.6, §3.6, §3.7): channel management, publishes and the
+/// Broadcast channels (docs/references.md#broadcast-channels): channel management, publishes and the
 /// activities subscribed through `input-push-channel`.
 @Suite struct BroadcastChannelTests {
     @Test func aChannelIsCreatedReadListedAndDeleted() throws {
@@ -66,7 +66,7 @@ extension SimulatorFixture {
         #expect(deleted.status == 204 && deleted.body.isEmpty)
         let gone = fixture.send(try fixture.broadcastRequest("GET", "channels", headers: [("apns-channel-id", id)]))
         #expect(gone.status == 400 && gone.reason == .channelNotRegistered)
-        // Deleting it again: 404 BadPath, as a gateway reports (reference §1.6).
+        // Deleting it again: 404 BadPath, as a gateway reports (docs/references.md#broadcast-channels).
         let again = fixture.send(try fixture.broadcastRequest("DELETE", "channels", headers: [("apns-channel-id", id)]))
         #expect(again.status == 404 && again.reason == .badPath)
         #expect(fixture.apns.channels().map(\.id) == [other])

@@ -3,7 +3,7 @@ import BlimpStore
 import Foundation
 import Hummingbird
 
-/// An error answered in Airship's shape (reference: airship-api.md §1.6):
+/// An error answered in Airship's shape (https://docs.airship.com/developer/rest-api/ua/schemas/responses/):
 /// `{"ok": false, "error": "…", "error_code": 40000, "details": {"error": "…", "path": "…"}}`.
 ///
 /// `error_code` is the HTTP status followed by two digits, as Airship's are.

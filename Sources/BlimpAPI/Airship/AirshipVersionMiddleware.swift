@@ -1,7 +1,7 @@
 import Hummingbird
 
 /// Airship's API version check: requests under `/api` must accept `application/vnd.urbanairship+json; version=3`,
-/// else 406 (reference: airship-api.md §1.1). The Python library and the iOS SDK end the header with `;`, so
+/// else 406 (https://docs.airship.com/developer/rest-api/ua/introduction/). The Python library and the iOS SDK end the header with `;`, so
 /// parameters are read leniently: spaces and empty parameters are ignored.
 struct AirshipVersionMiddleware<Context: RequestContext>: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {

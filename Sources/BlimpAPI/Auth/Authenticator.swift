@@ -4,8 +4,8 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 
-/// Reads a request's credentials in every form Airship's clients send (reference: airship-ios-sdk.md §2,
-/// airship-api.md §1.1):
+/// Reads a request's credentials in every form Airship's clients send (urbanairship/ios-library, `Airship/AirshipCore/Source/AirshipRequestSession.swift`,
+/// https://docs.airship.com/developer/rest-api/ua/introduction/):
 /// - `Basic app_key:master_secret` or `Basic app_key:app_secret`;
 /// - the SDK's signed bearer tokens: `X-UA-Appkey`, `X-UA-Nonce`, `X-UA-Timestamp` (and `X-UA-Channel-ID` for a
 ///   channel), signed with the app secret; SDKs before 17 sign `appKey:channelID` alone;

@@ -3,7 +3,7 @@ import BlimpStore
 import Foundation
 import Hummingbird
 
-/// The device API the Airship iOS SDK registers with (reference: airship-ios-sdk.md §4.2–4.6):
+/// The device API the Airship iOS SDK registers with (docs/references.md#airship-ios-sdk-requests):
 /// `POST /api/channels` creates a channel (or finds the one its push address has), `PUT /api/channels/{id}` merges
 /// an update, and `PUT /api/channels/sdk/batch/{id}?platform=ios` applies tags, attributes and Live Activity tokens.
 struct ChannelRegistrationController: Sendable {

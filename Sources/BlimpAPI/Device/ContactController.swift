@@ -4,7 +4,7 @@ import Foundation
 import Hummingbird
 
 /// `POST /api/contacts/identify/v2`: the SDK resolves its contact before channel updates and waits, without a
-/// timeout, until this succeeds (reference: airship-ios-sdk.md §4.5), so Blimp answers it minimally:
+/// timeout, until this succeeds (urbanairship/ios-library, `Airship/AirshipCore/Source/ContactAPIClient.swift`), so Blimp answers it minimally:
 /// - `identify` associates the channel with the named user and answers that user's contact (for an app that leaves
 ///   association to the server API, it only resolves, as below);
 /// - `reset` dissociates the channel and answers a new anonymous contact;

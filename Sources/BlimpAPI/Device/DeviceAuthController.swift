@@ -3,7 +3,7 @@ import Foundation
 import Hummingbird
 
 /// `GET /api/auth/device`: the SDK trades a channel-signed request for a channel token, which it then sends on channel
-/// updates, batches and analytics (reference: airship-ios-sdk.md §4.4). `expires_in` is in milliseconds.
+/// updates, batches and analytics (urbanairship/ios-library, `Airship/AirshipCore/Source/ChannelAuthTokenAPIClient.swift`). `expires_in` is in milliseconds.
 ///
 /// A token is issued for any channel id the app signs, registered or not: an update with it to an unknown channel
 /// then answers 409, and the SDK registers anew instead of retrying forever.

@@ -4,7 +4,7 @@ import Foundation
 import Hummingbird
 
 /// `GET /api/remote-data/app/{appKey}/ios`: the remote config that points the stock Airship SDK at Blimp
-/// (reference: airship-ios-sdk.md §1.4, §4.1). With `initialConfigURL` set to Blimp's URL, this is the SDK's first
+/// (docs/references.md#airship-ios-sdk-requests). With `initialConfigURL` set to Blimp's URL, this is the SDK's first
 /// request, and until it succeeds the SDK registers nothing.
 ///
 /// The one `app_config` payload names Blimp's public URL, without a trailing slash, as the device API, analytics and

@@ -4,7 +4,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 
-/// The Push API (master secret or an API token; reference: airship-api.md §1): `POST /api/push` queues pushes and
+/// The Push API (master secret or an API token; https://docs.airship.com/developer/rest-api/ua/operations/push/): `POST /api/push` queues pushes and
 /// answers 202 once they are committed; `POST /api/push/validate` checks them and queues nothing. Reports
 /// (`GET /api/pushes/{id}`, `GET /api/pushes`) and `POST /api/pushes/{id}/cancel` and `/retry` are a Blimp extension.
 struct PushController: Sendable {

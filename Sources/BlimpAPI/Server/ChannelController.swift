@@ -3,7 +3,7 @@ import BlimpStore
 import Foundation
 import Hummingbird
 
-/// The server API on channels (master secret; reference: airship-api.md §2.1–2.4): lookup, listing, tags and
+/// The server API on channels (master secret; https://docs.airship.com/developer/rest-api/ua/operations/channels/): lookup, listing, tags and
 /// uninstall. Another app's channel is never found.
 struct ChannelController: Sendable {
     let auth: Authenticator

@@ -4,8 +4,8 @@ import Foundation
 import Hummingbird
 
 /// Live activity channels (master secret; a Blimp extension): iOS 18 broadcast channels backing Live Activity names,
-/// created and deleted through APNs's channel management with the app's own key (reference:
-/// apns-live-activities.md §3.6). `POST /api/live_activity_channels` creates one (201), `GET` lists them,
+/// created and deleted through APNs's channel management with the app's own key (see
+/// https://developer.apple.com/documentation/usernotifications/sending-channel-management-requests-to-apns). `POST /api/live_activity_channels` creates one (201), `GET` lists them,
 /// `DELETE /api/live_activity_channels/{name}` deletes the name's channel at APNs, then on record. Never Airship
 /// channels, which are devices.
 struct LiveActivityChannelController: Sendable {
@@ -74,7 +74,7 @@ struct LiveActivityChannelController: Sendable {
         } catch .rejected(_, let reason?) where APNsReason.unknownChannel.contains(reason) {
             // Already gone at APNs: deleting it on record is all that is left.
         } catch .rejected(404, _) {
-            // Observed for a channel already deleted (reference §1.6): the same.
+            // Observed for a channel already deleted (docs/references.md#broadcast-channels): the same.
         } catch {
             throw Self.airshipError(error)
         }

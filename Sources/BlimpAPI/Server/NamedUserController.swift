@@ -3,7 +3,7 @@ import BlimpStore
 import Foundation
 import Hummingbird
 
-/// The server API on named users (master secret; reference: airship-api.md §2.5): associate, disassociate, tags,
+/// The server API on named users (master secret; https://docs.airship.com/developer/rest-api/ua/operations/named-users/): associate, disassociate, tags,
 /// lookup, listing and uninstall.
 struct NamedUserController: Sendable {
     let auth: Authenticator

@@ -9,7 +9,7 @@ import Synchronization
 
 /// APNs's broadcast APIs for iOS 18 broadcast channels: channel management (``APNsBroadcastChannels``) and publishing
 /// (``APNsBroadcastPublishing``), over HTTP/2 and TLS with the same ES256 provider tokens as device pushes
-/// (reference: apns-live-activities.md §3.6, §3.7).
+/// (docs/references.md#broadcast-channels).
 ///
 /// Requests are few (a channel per event, a publish per update), so they go through AsyncHTTPClient, which speaks
 /// HTTP/2 once ALPN agrees on it and keeps a connection per host; device pushes keep ``APNsClient``'s own lean
@@ -67,14 +67,14 @@ public final class APNsBroadcastClient: APNsBroadcastChannels, APNsBroadcastPubl
         try? await self.http.shutdown()
     }
 
-    // MARK: Channel management (reference §3.6)
+    // MARK: Channel management (https://developer.apple.com/documentation/usernotifications/sending-channel-management-requests-to-apns)
 
     public func create(
         storagePolicy: APNsMessageStoragePolicy, bundleID: String, key: APNsSigningKey, environment: APNsEnvironment
     ) async throws(APNsBroadcastError) -> String {
         let body = #"{"message-storage-policy":\#(storagePolicy.rawValue),"push-type":"LiveActivity"}"#
         let answer = try await self.channelRequest(.POST, "channels", bundleID: bundleID, key: key, environment: environment, body: Array(body.utf8))
-        // Apple documents 201; a user reported 200 (reference §3.6, §8 item 3). Either carries the id in the header.
+        // Apple documents 201; a user reported 200 (docs/references.md#broadcast-channels). Either carries the id in the header.
         guard answer.status == 201 || answer.status == 200, let channelID = answer.headers.first(name: "apns-channel-id"), !channelID.isEmpty else {
             throw answer.unexpected
         }
@@ -138,7 +138,7 @@ public final class APNsBroadcastClient: APNsBroadcastChannels, APNsBroadcastPubl
         return answer
     }
 
-    // MARK: Publishing (reference §3.7)
+    // MARK: Publishing (https://developer.apple.com/documentation/usernotifications/sending-broadcast-push-notification-requests-to-apns)
 
     public func publish(
         _ broadcast: APNsBroadcastRequest, bundleID: String, key: APNsSigningKey, environment: APNsEnvironment
@@ -151,7 +151,7 @@ public final class APNsBroadcastClient: APNsBroadcastChannels, APNsBroadcastPubl
             ("apns-expiration", "\(broadcast.expiration)"),
             ("content-type", "application/json"),
         ]
-        // The bare bundle id: a push-type suffix is refused with TopicDisallowed (reference §1.6, §3.7).
+        // The bare bundle id: a push-type suffix is refused with TopicDisallowed (docs/references.md#broadcast-channels).
         let url = self.endpoint.broadcastBaseURL(for: environment).appending(path: "4/broadcasts/apps/\(bundleID)")
         guard let answer = await self.send(
             .POST, url, headers: headers, body: broadcast.payload, requestID: requestID, key: key, environment: environment)

@@ -5,6 +5,6 @@ enum StreamOutcome: Sendable {
     /// APNs answered, or the request may have been processed but no answer came.
     case response(APNsResponse)
     /// APNs certainly did not process it (refused stream, above a GOAWAY's last stream id, connection closing):
-    /// safe to send again on another connection (reference: apns-live-activities.md §5.4).
+    /// safe to send again on another connection (docs/references.md#apns-retries).
     case notProcessed
 }

@@ -35,8 +35,13 @@ struct DevCommand: AsyncParsableCommand {
         let simulator = configured.overrideURL == nil ? try self.simulator(trusting: state, logger: logger) : nil
         let apns = simulator?.endpoint ?? configured
         let url = try self.database.resolve()
-        // The schema first, so that the worker finds its tables from its first look.
-        _ = try await url.withClient(logger: logger) { try await Schema.apply(to: $0, logger: logger) }
+        // The schema first, so that the worker finds its tables from its first look. One line for it, not one per
+        // version: a first run applies them all.
+        var quiet = logger
+        quiet.logLevel = max(logger.logLevel, .notice)
+        let migrator = quiet
+        let applied = try await url.withClient(logger: logger) { try await Schema.apply(to: $0, logger: migrator) }
+        logger.info("schema ready", metadata: ["version": "\(Schema.latestVersion)", "applied": "\(applied.count)"])
 
         var services = try self.listen.buildAPI(
             database: url, serverKey: serverKey, limits: self.limits.limits, retention: self.retention, apns: apns, logger: logger)

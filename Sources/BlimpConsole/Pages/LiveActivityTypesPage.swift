@@ -3,7 +3,7 @@ import BlimpStore
 import Foundation
 import Hummingbird
 
-/// The app's Live Activity types (issue 28): each declared type with its two schemas (the start's `attributes` and
+/// The app's Live Activity types: each declared type with its two schemas (the start's `attributes` and
 /// every push's `content_state`) and when it was declared and last changed, and the types devices reported
 /// push-to-start tokens for that have no schema yet. Types are declared with the API (`/api/live_activity_types`).
 struct LiveActivityTypesPage: Sendable {

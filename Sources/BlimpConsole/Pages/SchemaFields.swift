@@ -1,7 +1,7 @@
 import BlimpCore
 import Foundation
 
-/// A labelled form field per property of a Live Activity type's schema (issue 28), so that a marketer fills a form
+/// A labelled form field per property of a Live Activity type's schema, so that a marketer fills a form
 /// instead of writing JSON: a select for an enum, a date and time (UTC) for a date, a number field with its range, a
 /// text field with its longest length, a checkbox for a boolean. Nested objects are flattened, their fields named by
 /// dotted paths; what a field cannot express (an array, any value) is left to the raw JSON box. The fields' values

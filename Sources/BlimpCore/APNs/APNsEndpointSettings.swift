@@ -2,7 +2,7 @@ import Foundation
 
 /// Where the deployment sends APNs requests, and which extra certificate authority it trusts.
 ///
-/// Three kinds of request go to three hosts (reference: apns-live-activities.md §1.1): device pushes
+/// Three kinds of request go to three hosts (docs/references.md#apns-hosts): device pushes
 /// (`BLIMP_APNS_URL`), broadcast channel management (`BLIMP_APNS_CHANNELS_URL`) and broadcast publishes
 /// (`BLIMP_APNS_BROADCAST_URL`). Without an override each app talks to Apple's host for its ``APNsEnvironment``.
 /// `BLIMP_APNS_URL` alone sends all three to one base URL (the simulator, `blimp apns-sim`, serves them on one
@@ -55,13 +55,13 @@ public struct APNsEndpointSettings: Sendable, Equatable {
     }
 
     /// The base URL of channel management for an app in `environment`: `BLIMP_APNS_CHANNELS_URL`, else
-    /// `BLIMP_APNS_URL`, else Apple's host (reference §3.6).
+    /// `BLIMP_APNS_URL`, else Apple's host (https://developer.apple.com/documentation/usernotifications/sending-channel-management-requests-to-apns).
     public func channelsBaseURL(for environment: APNsEnvironment) -> URL {
         self.channelsURL ?? self.overrideURL ?? environment.appleChannelsBaseURL
     }
 
     /// The base URL of broadcast publishes for an app in `environment`: `BLIMP_APNS_BROADCAST_URL`, else
-    /// `BLIMP_APNS_URL`, else Apple's host (unverified, reference §3.7).
+    /// `BLIMP_APNS_URL`, else Apple's host (unverified: docs/references.md#broadcast-publish-host).
     public func broadcastBaseURL(for environment: APNsEnvironment) -> URL {
         self.broadcastURL ?? self.overrideURL ?? environment.appleBroadcastBaseURL
     }

@@ -26,7 +26,7 @@ public struct APNsIDGenerator: Sendable {
 }
 
 extension UUID {
-    /// `8-4-4-4-12` lower-case hex digits, as APNs writes `apns-id` (reference: apns-live-activities.md §1.4) and
+    /// `8-4-4-4-12` lower-case hex digits, as APNs writes `apns-id` (https://developer.apple.com/documentation/usernotifications/handling-notification-responses-from-apns) and
     /// Airship writes channel ids, without Foundation's `printf`.
     public var lowercaseString: String {
         withUnsafeBytes(of: self.uuid) { bytes in

@@ -1,4 +1,4 @@
-/// `apns-priority`: how soon APNs delivers a push (reference: apns-live-activities.md §4). A Live Activity push at
+/// `apns-priority`: how soon APNs delivers a push (docs/references.md#priority-budget). A Live Activity push at
 /// priority 10 counts against the device's budget; at 5 it does not.
 public enum APNsPriority: Int, Sendable, Comparable, CaseIterable {
     /// 5: delivered as the device's power allows.

@@ -1,7 +1,7 @@
 /// The `reason` of an APNs error response, kept as text so that a reason Apple adds later is never a decoding error.
 ///
-/// Every reason Apple documents for device pushes (reference: apns-live-activities.md §1.5) and for broadcast channels
-/// and publishes (§1.6) has a constant.
+/// Every reason Apple documents for device pushes (https://developer.apple.com/documentation/usernotifications/handling-notification-responses-from-apns) and for broadcast channels
+/// and publishes (https://developer.apple.com/documentation/usernotifications/handling-error-responses-from-apns) has a constant.
 public struct APNsReason: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
     public let rawValue: String
 
@@ -50,7 +50,7 @@ public struct APNsReason: RawRepresentable, Sendable, Hashable, CustomStringConv
     public static let internalServerError = Self(rawValue: "InternalServerError")
     public static let serviceUnavailable = Self(rawValue: "ServiceUnavailable")
     public static let shutdown = Self(rawValue: "Shutdown")
-    // Broadcast channels and publishes (reference §1.6)
+    // Broadcast channels and publishes (https://developer.apple.com/documentation/usernotifications/handling-error-responses-from-apns)
     public static let featureNotEnabled = Self(rawValue: "FeatureNotEnabled")
     public static let missingChannelId = Self(rawValue: "MissingChannelId")
     public static let badChannelId = Self(rawValue: "BadChannelId")

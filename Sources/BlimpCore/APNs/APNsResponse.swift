@@ -4,7 +4,7 @@ import Foundation
 public enum APNsResponse: Sendable, Equatable {
     /// 200: APNs accepted the notification; `apnsID` is the request's `apns-id` or the one APNs generated (for a
     /// broadcast, its `apns-request-id`), `uniqueID` the `apns-unique-id` that APNs's sandbox adds to look the
-    /// delivery up in the Push Notifications Console (reference: apns-live-activities.md §1.4).
+    /// delivery up in the Push Notifications Console (https://developer.apple.com/documentation/usernotifications/handling-notification-responses-from-apns).
     case accepted(apnsID: String, uniqueID: String? = nil)
     /// An error status with its `reason`, and for 410 the time APNs learned the token was no longer valid.
     case rejected(status: Int, reason: APNsReason?, timestamp: Date?)

@@ -5,7 +5,7 @@ import Foundation
 /// team id it is registered under.
 ///
 /// A `.p8` file is a PKCS#8 PEM EC P-256 private key (`-----BEGIN PRIVATE KEY-----`); APNs accepts ES256 only
-/// (reference: apns-live-activities.md §2.1, §2.3). Key and team ids are Apple's 10-character identifiers.
+/// (https://developer.apple.com/documentation/usernotifications/establishing-a-token-based-connection-to-apns). Key and team ids are Apple's 10-character identifiers.
 public struct APNsSigningKey: Sendable {
     /// The 10-character key id (the JWT header's `kid`).
     public let keyID: String

@@ -16,7 +16,7 @@ public enum DeliveryAction: Sendable, Equatable {
 /// (The APNs client itself renews an expired provider token and retries once; what still fails arrives here.)
 ///
 /// Apple: do not retry `BadDeviceToken`, `DeviceTokenNotForTopic`, `ExpiredToken`, `Unregistered`, `Forbidden` or
-/// `PayloadTooLarge`; retry 429 "with a delay" and 5xx with back-off (reference: apns-live-activities.md §1.5, §5.4).
+/// `PayloadTooLarge`; retry 429 "with a delay" and 5xx with back-off (docs/references.md#apns-retries).
 public struct DeliveryPolicy: Sendable {
     /// Attempts in all, the first included. Defaults to `5`.
     public var maxAttempts: Int

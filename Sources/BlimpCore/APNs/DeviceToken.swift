@@ -1,7 +1,7 @@
 /// An APNs device token (alert, Live Activity update, or push-to-start token) as lower-case hex.
 ///
 /// Apple says not to assume a token size; Live Activity tokens have been seen at 160 hex characters, so any even
-/// length from 64 to 200 is accepted (reference: apns-live-activities.md §1.2).
+/// length from 64 to 200 is accepted (https://developer.apple.com/documentation/usernotifications/sending-notification-requests-to-apns).
 public struct DeviceToken: Sendable, Hashable, CustomStringConvertible {
     /// The token in lower-case hex, as it goes into `/3/device/<token>`.
     public let hex: String

@@ -3,7 +3,7 @@ import Foundation
 /// An APNs provider token: an ES256 JWT with header `{alg, kid}` and claims `{iss, iat}`.
 ///
 /// `iat` is whole seconds as a JSON number (APNSwift once sent a string; jwt-kit writes a fraction), and the signature
-/// is the raw 64-byte R‖S form (RFC 7518 §3.4) (reference: apns-live-activities.md §2.1).
+/// is the raw 64-byte R‖S form (RFC 7518 §3.4) (https://developer.apple.com/documentation/usernotifications/establishing-a-token-based-connection-to-apns).
 public struct ProviderToken: Sendable, Equatable {
     /// The compact JWT, sent as `authorization: bearer <jwt>`.
     public let jwt: String

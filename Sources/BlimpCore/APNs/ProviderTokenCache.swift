@@ -5,7 +5,7 @@ import Synchronization
 ///
 /// Apple: refresh "no more than once every 20 minutes and no less than once every 60 minutes"; a token older than an
 /// hour is answered 403 `ExpiredProviderToken`, and new tokens more often than every 20 minutes on a connection are
-/// answered 429 `TooManyProviderTokenUpdates` (reference: apns-live-activities.md §2.2). So the token is renewed
+/// answered 429 `TooManyProviderTokenUpdates` (https://developer.apple.com/documentation/usernotifications/establishing-a-token-based-connection-to-apns). So the token is renewed
 /// after ``renewalAge`` (50 minutes), and after a rejection only if it is at least ``minimumAge`` (20 minutes) old.
 public final class ProviderTokenCache: Sendable {
     /// The age at which the token is renewed before use.

@@ -3,8 +3,8 @@ import Foundation
 /// Airship's date-time text: `YYYY-MM-DDTHH:MM:SS` in UTC, with no fraction and no `Z`.
 ///
 /// The Python library parses channel dates with `%Y-%m-%dT%H:%M:%S` and silently turns anything else into
-/// `"UNKNOWN"`; the iOS SDK accepts the same form for remote-data timestamps (reference: airship-api.md §2.1,
-/// airship-ios-sdk.md §4.1).
+/// `"UNKNOWN"`; the iOS SDK accepts the same form for remote-data timestamps (docs/references.md#airship-channels-and-named-users,
+/// docs/references.md#airship-ios-sdk-requests).
 public enum AirshipDate {
     /// `date` in Airship's form, truncated to whole seconds; `separator` between date and time.
     public static func format(_ date: Date, separator: Character = "T") -> String {

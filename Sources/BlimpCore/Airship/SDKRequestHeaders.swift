@@ -1,6 +1,6 @@
 import Foundation
 
-/// The authentication headers the Airship iOS SDK sends (`AirshipRequestSession`; reference: airship-ios-sdk.md §2),
+/// The authentication headers the Airship iOS SDK sends (urbanairship/ios-library, `Airship/AirshipCore/Source/AirshipRequestSession.swift`),
 /// for clients that act as devices: `blimp simulate-devices` and the tests that replay the SDK.
 public enum SDKRequestHeaders {
     /// `.generatedAppToken`: signed `appKey:nonce:timestamp`, for remote data and channel creation.

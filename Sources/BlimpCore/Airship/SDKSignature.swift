@@ -5,7 +5,7 @@ import Foundation
 /// `:`, HMAC-SHA256 keyed with the app secret, in base64.
 ///
 /// App requests sign `appKey:nonce:timestamp`; channel requests sign `appKey:channelID:nonce:timestamp`; SDKs before
-/// 17.x signed `appKey:channelID` alone (reference: airship-ios-sdk.md §2).
+/// 17.x signed `appKey:channelID` alone (docs/references.md#airship-ios-sdk-requests).
 ///
 /// One value per app secret: the HMAC's keyed state is computed once, and each token costs only its own bytes.
 public struct SDKSignature: @unchecked Sendable {

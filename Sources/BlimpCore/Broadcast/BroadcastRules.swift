@@ -1,7 +1,7 @@
 /// What a push of a Live Activity name backed by a live activity channel must be, wherever pushes are accepted (the
 /// Push API, the console's compose): an update or end is published once to every subscriber, so its audience is `all`
 /// and its payload at most ``APNsBroadcastRequest/maxPayloadBytes``; a name whose channel APNs deleted is refused until
-/// an admin acknowledges it, since it would reach no subscriber (reference: apns-live-activities.md §3.5–3.7).
+/// an admin acknowledges it, since it would reach no subscriber (docs/references.md#broadcast-channels).
 public enum BroadcastRules {
     /// A push the rules refuse: the field and why.
     public struct Refusal: Error, Sendable {

@@ -2,7 +2,7 @@ import Foundation
 
 /// An iOS 18 broadcast channel backing a Live Activity name (`/api/live_activity_channels`, a Blimp extension): the
 /// `apns-channel-id` APNs's channel management created, its storage policy, and whether and why it was deleted
-/// (reference: apns-live-activities.md §3.6). Never an Airship channel.
+/// (https://developer.apple.com/documentation/usernotifications/sending-channel-management-requests-to-apns). Never an Airship channel.
 public struct LiveActivityChannel: Sendable, Equatable {
     /// Why a live activity channel is no longer live. The schema's CHECK on `live_activity_channels.deleted_reason`
     /// holds the same words.

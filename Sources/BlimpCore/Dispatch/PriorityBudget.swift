@@ -1,5 +1,5 @@
 /// How many priority-10 Live Activity pushes one token gets in a rolling hour before Blimp sends at priority 5,
-/// which the device does not count (reference: apns-live-activities.md §4). Apple's on-device budget is not
+/// which the device does not count (docs/references.md#priority-budget). Apple's on-device budget is not
 /// documented; the defaults follow what developers observe, and each app can set its own.
 public struct PriorityBudget: Sendable, Equatable {
     /// Priority-10 pushes per token per hour. Defaults to 15.

@@ -1,6 +1,6 @@
 /// A JSON Schema in the subset Blimp checks Live Activity content against: what an app declares, per ActivityKit
 /// `attributes_type`, for its `attributes` and its `content_state`, so that a push whose content the app could not
-/// decode is refused instead of answered 200 by APNs and silently dropped on the device (issue 28).
+/// decode is refused instead of answered 200 by APNs and silently dropped on the device.
 ///
 /// The subset: `type` (one type, or one type plus `"null"` for a Swift optional; no `type` and nothing else is any
 /// value); objects with `properties`, `required` and `additionalProperties` (`true` or `false`, default `true`:

@@ -1,7 +1,7 @@
 import Foundation
 
 /// What a worker sends to APNs for one push, the same for every token: the JSON body and the headers that
-/// depend on the push (reference: apns-live-activities.md §1.2, §3.1).
+/// depend on the push (docs/references.md#live-activity-payloads).
 public struct APNsPayload: Sendable, Equatable {
     public var pushType: APNsPushType
     public var priority: APNsPriority
@@ -14,7 +14,7 @@ public struct APNsPayload: Sendable, Equatable {
 
     /// The payload of `push`, with `timestamp` as a Live Activity's `aps.timestamp`. A start of a name backed by a
     /// live activity channel carries `input-push-channel` with `broadcastChannelID` (the new activities subscribe to the
-    /// channel) instead of `input-push-token` (reference: apns-live-activities.md §3.2).
+    /// channel) instead of `input-push-token` (https://developer.apple.com/documentation/activitykit/starting-and-updating-live-activities-with-activitykit-push-notifications).
     public init(_ push: Push, timestamp: Int64, broadcastChannelID: String? = nil) {
         switch push.content {
         case .liveActivity(let activity):
@@ -52,7 +52,7 @@ public struct APNsPayload: Sendable, Equatable {
     }
 
     /// An ``InvalidField`` when the body is larger than APNs takes: 4,096 bytes for a device push, or, for a
-    /// `broadcast` publish, ``APNsBroadcastRequest/maxPayloadBytes`` (reference: apns-live-activities.md §3.5).
+    /// `broadcast` publish, ``APNsBroadcastRequest/maxPayloadBytes`` (https://developer.apple.com/documentation/usernotifications/sending-broadcast-push-notification-requests-to-apns).
     public func checkSize(at path: String, broadcast: Bool = false) throws(InvalidField) {
         let size = self.body.utf8.count
         if broadcast {

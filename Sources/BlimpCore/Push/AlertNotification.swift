@@ -1,5 +1,5 @@
-/// An ordinary notification: `notification.alert` and the `notification.ios` override (reference: airship-api.md
-/// §1.4), sent to the audience's opted-in channels as an `alert` push, or as a `background` push when it only sets
+/// An ordinary notification: `notification.alert` and the `notification.ios` override (see
+/// https://docs.airship.com/developer/rest-api/ua/operations/push/), sent to the audience's opted-in channels as an `alert` push, or as a `background` push when it only sets
 /// `content_available`.
 public struct AlertNotification: Sendable, Equatable {
     /// The `aps` dictionary, in APNs's keys, and the custom keys that go beside it.

@@ -1,6 +1,6 @@
 import Foundation
 
-/// Who a push is for, in Airship's selector grammar (reference: airship-api.md §1.3), reduced to what Blimp
+/// Who a push is for, in Airship's selector grammar (docs/references.md#airship-push-api), reduced to what Blimp
 /// resolves: tags (by group), channels, named users and their `and` / `or` / `not`.
 public indirect enum Audience: Sendable, Equatable {
     case all

@@ -1,7 +1,7 @@
 import Foundation
 
 /// `notification.ios.live_activity`: start, update or end the Live Activities tracked under a name
-/// (reference: airship-api.md §1.5, apns-live-activities.md §3).
+/// (docs/references.md#airship-push-api, docs/references.md#live-activity-payloads).
 public struct LiveActivityNotification: Sendable, Equatable {
     public enum Event: String, Sendable, CaseIterable {
         case start, update, end

@@ -1,5 +1,5 @@
 /// One push object of a `POST /api/push` request, checked: who it is for, and what to send them
-/// (reference: airship-api.md §1.2).
+/// (docs/references.md#airship-push-api).
 public struct Push: Sendable, Equatable {
     public var audience: Audience
     public var content: Content

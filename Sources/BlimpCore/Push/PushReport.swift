@@ -24,8 +24,8 @@ public struct PushReport: Sendable, Equatable {
     /// The live activity channel the push went through, when its name has one; ``counts`` are the per-token path's.
     public var broadcast: BroadcastPath?
 
-    /// How a push of a name backed by a live activity channel reached the channel's subscribers (reference:
-    /// apns-live-activities.md §3.2, §3.7): a start subscribed its new activities with `input-push-channel`; an update
+    /// How a push of a name backed by a live activity channel reached the channel's subscribers (see
+    /// docs/references.md#broadcast-channels): a start subscribed its new activities with `input-push-channel`; an update
     /// or end was published once, and APNs's answer to the publish is kept.
     public struct BroadcastPath: Sendable, Equatable {
         public var apnsChannelID: String

@@ -1,5 +1,5 @@
 /// The body of the SDK's `PUT /api/channels/sdk/batch/{id}?platform=ios`: tag changes, attribute changes and Live
-/// Activity tokens for one channel (reference: airship-ios-sdk.md §4.6). Subscription lists are accepted and ignored.
+/// Activity tokens for one channel (urbanairship/ios-library, `Airship/AirshipCore/Source/ChannelBulkUpdateAPIClient.swift`). Subscription lists are accepted and ignored.
 ///
 /// The SDK treats a 4xx on this route as final and drops the batch, so one bad entry (a phone with a wrong clock, a
 /// name too long) must not cost the device its other entries: each `attributes` and `live_activities` entry, and the

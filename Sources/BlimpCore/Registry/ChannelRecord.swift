@@ -1,7 +1,7 @@
 import Foundation
 
 /// A channel as the server API shows it (`GET /api/channels/{id}`): Airship's channel object plus Blimp's
-/// `live_activities`, `push_to_start_tokens` and `push_to_start_tokens_updated` (reference: airship-api.md §2.1).
+/// `live_activities`, `push_to_start_tokens` and `push_to_start_tokens_updated` (docs/references.md#airship-channels-and-named-users).
 public struct ChannelRecord: Sendable, Equatable, Encodable {
     public var channelID: UUID
     public var installed: Bool
@@ -98,7 +98,7 @@ public struct ChannelRecord: Sendable, Equatable, Encodable {
     }
 }
 
-/// A named user as `GET /api/named_users?id=` shows it (reference: airship-api.md §2.5).
+/// A named user as `GET /api/named_users?id=` shows it (https://docs.airship.com/developer/rest-api/ua/operations/named-users/).
 public struct NamedUserRecord: Sendable, Equatable, Encodable {
     public var namedUserID: String
     public var created: Date

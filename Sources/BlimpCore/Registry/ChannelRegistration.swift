@@ -1,5 +1,5 @@
 /// The `channel` object of a channel registration (`POST /api/channels`, `PUT /api/channels/{id}`), as the Airship iOS
-/// SDK sends it (reference: airship-ios-sdk.md §4.2–4.3).
+/// SDK sends it (docs/references.md#airship-ios-sdk-requests).
 ///
 /// Every field is optional: updates are minimized, so an absent field leaves the stored value as it is. Fields Blimp
 /// has no use for (SDK and OS versions, device model, permissions) are accepted and ignored.

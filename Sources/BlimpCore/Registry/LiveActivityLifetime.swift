@@ -1,6 +1,6 @@
 import Foundation
 
-/// How long a Live Activity lives (reference: apns-live-activities.md §3; airship-api.md §5.2): it can be updated for
+/// How long a Live Activity lives (docs/references.md#live-activity-lifetime): it can be updated for
 /// 8 hours after it starts, then iOS shows it for at most 4 hours more and removes it.
 public enum LiveActivityLifetime {
     /// After this, the system has ended the activity: no further update reaches it.

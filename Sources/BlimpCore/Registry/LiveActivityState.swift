@@ -7,8 +7,8 @@ public enum LiveActivityState: String, Sendable, Codable, CaseIterable {
     case awaitingToken = "awaiting_token"
     /// Updatable: it has an update token and is within its 8 hours.
     case active
-    /// Active, but past the stale date of the last update APNs accepted for it (`aps.stale-date`; reference:
-    /// apns-live-activities.md §3.3).
+    /// Active, but past the stale date of the last update APNs accepted for it (`aps.stale-date`; see
+    /// docs/references.md#live-activity-payloads).
     case stale
     /// Ended by an `end` push or on the device, and still on the Lock Screen.
     case ended

@@ -4,7 +4,7 @@ import Foundation
 /// update token or a push-to-start token set or removed, at the device's `action_ts_ms`.
 ///
 /// Entries apply in order, last writer wins by `action_ts_ms`: an older entry arriving late never overwrites a newer
-/// one (reference: airship-api.md §3.4).
+/// one (urbanairship/ios-library, `Airship/AirshipCore/Source/LiveActivityUpdate.swift`).
 public enum LiveActivityUpdate: Sendable, Equatable {
     /// The activity `activityID`, tracked under `name`, has this update token. Replaces any other activity of that
     /// name on the channel, and an older token of the same activity.

@@ -1,6 +1,6 @@
 import Foundation
 
-/// The rules for a named user id (reference: airship-api.md §1.3, §5.1): 1 to 128 characters (at most 512 bytes), no
+/// The rules for a named user id (docs/references.md#airship-channels-and-named-users): 1 to 128 characters (at most 512 bytes), no
 /// surrounding white space.
 public enum NamedUserID {
     /// `id` if it follows the rules, else why not.

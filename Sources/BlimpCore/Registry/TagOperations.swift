@@ -36,7 +36,7 @@ public struct TagOperations: Sendable, Equatable {
     /// The most tags one request may carry in all.
     public static let maximumTags = 1000
 
-    /// The limits of a tag request (reference: airship-api.md §2.3): group names and tags 1–128 characters (and at most
+    /// The limits of a tag request (docs/references.md#airship-channels-and-named-users): group names and tags 1–128 characters (and at most
     /// 512 bytes, ``TextLimit/name``), at most 100 tags per group; and Blimp's own, which bound what one request
     /// writes: at most ``maximumGroups`` groups and ``maximumTags`` tags. With `exclusiveSet` (the server APIs), `set`
     /// cannot come with `add` or `remove`, and something must be asked.

@@ -2,7 +2,7 @@ import Foundation
 
 /// Random, URL-safe identifiers and secrets in Airship's shape: 22 characters of `[A-Za-z0-9_-]`
 /// (16 random bytes, base64url without padding). Airship's libraries check app keys and secrets against `^[\w-]{22}$`
-/// (reference: airship-api.md §4.1).
+/// (docs/references.md#airship-channels-and-named-users).
 public enum RandomToken {
     /// The length of every generated key and secret.
     public static let length = 22

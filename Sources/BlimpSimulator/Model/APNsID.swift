@@ -1,4 +1,4 @@
-/// `apns-id`: a canonical UUID that APNs echoes back in lower case (reference: apns-live-activities.md §1.2, §1.4).
+/// `apns-id`: a canonical UUID that APNs echoes back in lower case (https://developer.apple.com/documentation/usernotifications/sending-notification-requests-to-apns; https://developer.apple.com/documentation/usernotifications/handling-notification-responses-from-apns).
 /// Requests without one get a new id from their connection's ``SimulatorConnectionState/ids``.
 enum APNsID {
     /// The request's `apns-id` in lower case; `nil` unless it is a canonical UUID.

@@ -2,7 +2,7 @@ import BlimpCore
 import Foundation
 
 /// The simulated broadcast channels of every bundle id: each one's storage policy, the device tokens whose activity
-/// subscribed to it, and how many publishes it took (reference: apns-live-activities.md §3.6, §3.7). Part of
+/// subscribed to it, and how many publishes it took (docs/references.md#broadcast-channels). Part of
 /// ``DeviceRegistry``, under its lock.
 struct BroadcastChannels {
     /// One channel.
@@ -21,14 +21,14 @@ struct BroadcastChannels {
     private var countByBundleID: [String: Int] = [:]
     private var created = 0
 
-    /// The longest channel id taken as well formed: Apple says not to assume their size (reference §3.6), so this
+    /// The longest channel id taken as well formed: Apple says not to assume their size (https://developer.apple.com/documentation/usernotifications/sending-channel-management-requests-to-apns), so this
     /// is generous; a longer one is `BadChannelId`.
     static let maximumIDLength = 256
 
     /// Makes a channel for `bundleID` with a fresh id (16 random bytes in base64, like Apple's), unless the bundle
     /// id has `limit` channels already.
     ///
-    /// - Throws: 400 `CannotCreateChannelConfig` at the limit (reference §1.6).
+    /// - Throws: 400 `CannotCreateChannelConfig` at the limit (https://developer.apple.com/documentation/usernotifications/handling-error-responses-from-apns).
     mutating func create(
         bundleID: String, storagePolicy: APNsMessageStoragePolicy, limit: Int, now: Double, random: inout some RandomNumberGenerator
     ) throws(Rejection) -> String {
@@ -45,7 +45,7 @@ struct BroadcastChannels {
 
     /// The id in an `apns-channel-id` header, checked: present, base64 of a sensible length.
     ///
-    /// - Throws: 400 `MissingChannelId` or `BadChannelId` (reference §1.6).
+    /// - Throws: 400 `MissingChannelId` or `BadChannelId` (https://developer.apple.com/documentation/usernotifications/handling-error-responses-from-apns).
     static func id(inHeader header: String?) throws(Rejection) -> String {
         guard let header, !header.isEmpty else { throw Rejection(.missingChannelId) }
         guard header.utf8.count <= Self.maximumIDLength, Data(base64Encoded: header) != nil else {

@@ -1,5 +1,5 @@
-/// What a request outside `/3/device/` asks of APNs's broadcast APIs, read from its method and path (reference:
-/// apns-live-activities.md §3.6, §3.7).
+/// What a request outside `/3/device/` asks of APNs's broadcast APIs, read from its method and path (see
+/// docs/references.md#broadcast-channels).
 struct BroadcastRoute {
     enum Operation {
         /// `POST /1/apps/{bundle-id}/channels`.
@@ -19,7 +19,7 @@ struct BroadcastRoute {
 
     /// - Throws: 404 `BadPath` for any other path, 405 `MethodNotAllowed` for a method the path does not take,
     ///   400 `TopicDisallowed` for a bundle id with a push-type suffix ("Ensure that no push type suffix is added to
-    ///   the bundle ID", reference §1.6).
+    ///   the bundle ID", https://developer.apple.com/documentation/usernotifications/handling-error-responses-from-apns).
     init(method: String, path: String) throws(Rejection) {
         let parts = path.split(separator: "/", omittingEmptySubsequences: false)
         let methods: [String: Operation]

@@ -2,10 +2,10 @@
 import Foundation
 
 /// A provider token taken apart, before its signature is checked: header `{alg: ES256, kid}`, claims `{iss, iat}`
-/// with a numeric `iat`, and a raw 64-byte R‖S signature (reference: apns-live-activities.md §2.1).
+/// with a numeric `iat`, and a raw 64-byte R‖S signature (https://developer.apple.com/documentation/usernotifications/establishing-a-token-based-connection-to-apns).
 ///
 /// A string `iat` is refused as APNSwift's test server refuses it (whether APNs accepts one is unconfirmed,
-/// reference §2.1), and so is a DER signature.
+/// https://developer.apple.com/documentation/usernotifications/establishing-a-token-based-connection-to-apns), and so is a DER signature.
 struct CompactProviderToken {
     let keyID: String
     let teamID: String

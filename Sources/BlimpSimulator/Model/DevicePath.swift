@@ -1,6 +1,6 @@
 import BlimpCore
 
-/// The `:path` of a device push: `/3/device/<hex token>` (reference: apns-live-activities.md §1.2).
+/// The `:path` of a device push: `/3/device/<hex token>` (https://developer.apple.com/documentation/usernotifications/sending-notification-requests-to-apns).
 enum DevicePath {
     private static let prefix = "/3/device/"
 

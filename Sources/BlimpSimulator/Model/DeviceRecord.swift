@@ -25,7 +25,7 @@ struct DeviceRecord {
     /// A subscribed activity is kept too, for its channel's broadcasts.
     var isConfigured: Bool { self.state != .active || self.frequentUpdates || self.channelID != nil }
 
-    /// The budget window: Apple speaks of a budget "per hour" (reference: apns-live-activities.md §4.1).
+    /// The budget window: Apple speaks of a budget "per hour" (docs/references.md#priority-budget).
     static let budgetWindow: Double = 60 * 60
 
     /// The broadcast channel a start names in `input-push-channel`, as the registry found it.
@@ -34,7 +34,7 @@ struct DeviceRecord {
         case none
         /// A channel of the push's bundle id: the activity subscribes to it.
         case subscribe(String)
-        /// No such channel: "the Live Activity fails to start" (reference: apns-live-activities.md §3.2).
+        /// No such channel: "the Live Activity fails to start" (https://developer.apple.com/documentation/activitykit/starting-and-updating-live-activities-with-activitykit-push-notifications).
         case unknown
     }
 
@@ -58,7 +58,7 @@ struct DeviceRecord {
     }
 
     /// Applies a broadcast published to the activity's channel with the same rules as a device push, except that
-    /// it spends no priority-10 budget (reference §3.7), records it and says what became of it.
+    /// it spends no priority-10 budget (https://developer.apple.com/documentation/usernotifications/sending-broadcast-push-notification-requests-to-apns), records it and says what became of it.
     mutating func receiveBroadcast(
         _ delivery: SimulatedDelivery, liveActivity: LiveActivityPush, now: Double, configuration: SimulatorConfiguration
     ) -> SimulatedDelivery.Outcome {
@@ -78,10 +78,10 @@ struct DeviceRecord {
         }
     }
 
-    /// The activity's rules (reference §3.2, §3.3, §4.1): an update must be newer than the last one applied; an end
+    /// The activity's rules (https://developer.apple.com/documentation/activitykit/starting-and-updating-live-activities-with-activitykit-push-notifications; docs/references.md#live-activity-timestamps; docs/references.md#priority-budget): an update must be newer than the last one applied; an end
     /// applies even with an older timestamp; nothing applies after an end; a start begins a new activity (a
-    /// push-to-start token starts one per push) and spends no budget, since push-to-start has its own (reference
-    /// §4.2, not simulated); a start naming an unknown broadcast channel fails, and one naming a known channel
+    /// push-to-start token starts one per push) and spends no budget, since push-to-start has its own (see
+    /// docs/references.md#priority-budget; not simulated); a start naming an unknown broadcast channel fails, and one naming a known channel
     /// subscribes the new activity to it. Updates and ends at priority 10 spend budget (`nil`: none, for broadcasts),
     /// and are throttled once it is spent.
     private mutating func apply(

@@ -55,7 +55,7 @@ struct DeviceRegistry {
     }
 
     /// A Live Activity start: the new activity subscribes to the broadcast channel its `input-push-channel` names,
-    /// or fails to start when the push's bundle id has no such channel (reference: apns-live-activities.md §3.2).
+    /// or fails to start when the push's bundle id has no such channel (https://developer.apple.com/documentation/activitykit/starting-and-updating-live-activities-with-activitykit-push-notifications).
     /// Starts are rare, so ordinary pushes never pay for the channel lookup.
     private mutating func start(
         _ delivery: SimulatedDelivery, to token: String, liveActivity: LiveActivityPush, now: Double
@@ -111,7 +111,7 @@ struct DeviceRegistry {
     }
 
     /// The answer for a token that is not active; a 410 carries when it stopped being valid, in milliseconds
-    /// (reference: apns-live-activities.md §1.5).
+    /// (https://developer.apple.com/documentation/usernotifications/handling-notification-responses-from-apns).
     private mutating func reject(_ record: DeviceRecord, apnsID: String) -> SimulatorResponse {
         let reason: APNsReason =
             switch record.state {

@@ -2,10 +2,10 @@
 public enum DeviceTokenState: String, Sendable, Codable {
     /// Pushes are accepted. Every token the simulator has not been told about is active.
     case active
-    /// 410 `Unregistered`, with the time the token was unregistered (reference: apns-live-activities.md §1.5).
+    /// 410 `Unregistered`, with the time the token was unregistered (https://developer.apple.com/documentation/usernotifications/handling-notification-responses-from-apns).
     case unregistered
-    /// 410 `ExpiredToken`, with the time it expired, as aged Live Activity tokens get (reference §1.5, §3.2).
+    /// 410 `ExpiredToken`, with the time it expired, as aged Live Activity tokens get (https://developer.apple.com/documentation/usernotifications/handling-notification-responses-from-apns; https://developer.apple.com/documentation/activitykit/starting-and-updating-live-activities-with-activitykit-push-notifications).
     case expired
-    /// 400 `BadDeviceToken`, as for a token from the other environment (reference §1.5).
+    /// 400 `BadDeviceToken`, as for a token from the other environment (https://developer.apple.com/documentation/usernotifications/handling-notification-responses-from-apns).
     case bad
 }

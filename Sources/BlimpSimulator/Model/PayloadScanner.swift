@@ -16,7 +16,7 @@ struct PayloadScanner {
         var event: ArraySlice<UInt8>?
         /// `aps.timestamp`, when it is a number.
         var timestamp: Double?
-        /// The kinds of the other keys the simulator reads, when present (reference: apns-live-activities.md §3.1).
+        /// The kinds of the other keys the simulator reads, when present (https://developer.apple.com/documentation/activitykit/starting-and-updating-live-activities-with-activitykit-push-notifications).
         var contentState: Kind?
         var attributesType: Kind?
         var attributes: Kind?

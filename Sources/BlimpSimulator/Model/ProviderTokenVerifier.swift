@@ -13,7 +13,7 @@ struct VerifiedProviderToken: Sendable, Equatable {
 /// The trusted signing keys, and the provider tokens already verified against them.
 ///
 /// Checking an ES256 signature costs far more than answering a request, and a sender reuses one token for 20 to 60
-/// minutes across all its connections (reference: apns-live-activities.md §2.2), so each token is verified once and
+/// minutes across all its connections (https://developer.apple.com/documentation/usernotifications/establishing-a-token-based-connection-to-apns), so each token is verified once and
 /// remembered. Thread-safe.
 final class ProviderTokenVerifier: Sendable {
     private struct TrustedKey {
@@ -49,7 +49,7 @@ final class ProviderTokenVerifier: Sendable {
     /// Verifies `jwt`, or finds it already verified. Its age is the caller's to check.
     ///
     /// - Throws: 403 `InvalidProviderToken` for a malformed token, an untrusted key id, a team other than the key's,
-    ///   or a signature that does not verify (reference §1.5, §2.1).
+    ///   or a signature that does not verify (https://developer.apple.com/documentation/usernotifications/establishing-a-token-based-connection-to-apns; https://developer.apple.com/documentation/usernotifications/handling-notification-responses-from-apns).
     func verify(_ jwt: Substring) throws(Rejection) -> VerifiedProviderToken {
         if let known = self.state.withLock({ $0.verified[jwt] }) { return known }
         let token = try CompactProviderToken(jwt)

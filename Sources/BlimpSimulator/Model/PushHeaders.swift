@@ -8,12 +8,12 @@ struct PushHeaders {
     var priority: String?
     var expiration: String?
     var collapseID: String?
-    /// `apns-request-id` and `apns-channel-id`, of broadcast channels and publishes (reference:
-    /// apns-live-activities.md §1.6, §3.6, §3.7).
+    /// `apns-request-id` and `apns-channel-id`, of broadcast channels and publishes (see
+    /// docs/references.md#broadcast-channels).
     var requestID: String?
     var channelID: String?
-    /// Whether any header name appears twice (APNs answers 400 `DuplicateHeaders`, reference:
-    /// apns-live-activities.md §1.5).
+    /// Whether any header name appears twice (APNs answers 400 `DuplicateHeaders`, see
+    /// https://developer.apple.com/documentation/usernotifications/handling-notification-responses-from-apns).
     var hasDuplicates = false
 
     /// Reads `headers` (names in lower case); for a repeated header the first value is kept.

@@ -1,5 +1,5 @@
 /// The checks on a push's body: its size, a JSON object with an `aps` object, and for a Live Activity what
-/// ActivityKit needs (reference: apns-live-activities.md §1.2, §3.1, §3.2).
+/// ActivityKit needs (docs/references.md#live-activity-payloads).
 enum PushPayload {
     /// Checks `body` for `pushType`; for a Live Activity, returns its event and timestamp.
     ///
@@ -16,7 +16,7 @@ enum PushPayload {
 
 /// What the device model needs from a Live Activity payload's `aps`: its event and timestamp.
 struct LiveActivityPush {
-    /// `aps.event` (reference: apns-live-activities.md §3.1).
+    /// `aps.event` (https://developer.apple.com/documentation/activitykit/starting-and-updating-live-activities-with-activitykit-push-notifications).
     enum Event: String {
         case start
         case update
@@ -26,10 +26,10 @@ struct LiveActivityPush {
     let event: Event
     /// `aps.timestamp`, meant as epoch seconds.
     let timestamp: Double
-    /// A start's `aps.input-push-channel`: the broadcast channel the activity subscribes to (reference §3.1, §3.2).
+    /// A start's `aps.input-push-channel`: the broadcast channel the activity subscribes to (docs/references.md#live-activity-payloads).
     let inputPushChannel: String?
 
-    /// Above this a timestamp is almost certainly in milliseconds (10^11 seconds is the year 5138; reference §3.3).
+    /// Above this a timestamp is almost certainly in milliseconds (10^11 seconds is the year 5138; docs/references.md#live-activity-timestamps).
     static let millisecondThreshold: Double = 100_000_000_000
 
     /// Whether the sender wrote milliseconds: APNs and the device accept it, and the activity then ignores every
@@ -38,7 +38,7 @@ struct LiveActivityPush {
 
     /// Requires `event` and a numeric `timestamp`; a start also needs `attributes-type` (a string), `attributes`,
     /// `content-state` and `alert` (an object, or the short form, a string), an update needs `content-state`
-    /// (reference §3.1, §3.2). `nil` when something is missing or of the wrong type.
+    /// (docs/references.md#live-activity-payloads). `nil` when something is missing or of the wrong type.
     init?(_ aps: PayloadScanner.APS) {
         guard let text = aps.event, let event = Event(rawValue: String(decoding: text, as: UTF8.self)),
             let timestamp = aps.timestamp

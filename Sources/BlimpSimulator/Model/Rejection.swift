@@ -7,7 +7,7 @@ struct Rejection: Error {
     let status: Int
 
     /// - Parameter status: the status, when it is not the one Apple's device-push table gives the reason
-    ///   (reference: apns-live-activities.md §1.5); otherwise that one, or 400 for the broadcast reasons (§1.6) and
+    ///   (https://developer.apple.com/documentation/usernotifications/handling-notification-responses-from-apns); otherwise that one, or 400 for the broadcast reasons (https://developer.apple.com/documentation/usernotifications/handling-error-responses-from-apns) and
     ///   the simulator's own ``APNsReason/badPayload``.
     init(_ reason: APNsReason, status: Int? = nil) {
         self.reason = reason
@@ -17,7 +17,7 @@ struct Rejection: Error {
 
 extension APNsReason {
     /// The simulator's answer to a body that is not a JSON object with an `aps` object, or a Live Activity payload
-    /// missing what ActivityKit needs. Apple's table has no reason for these (reference §1.5, §3.1, §3.2): APNs
+    /// missing what ActivityKit needs. Apple's table has no reason for these (https://developer.apple.com/documentation/usernotifications/handling-notification-responses-from-apns; https://developer.apple.com/documentation/activitykit/starting-and-updating-live-activities-with-activitykit-push-notifications): APNs
     /// accepts some of them and the device drops them, but a simulator that says so finds the bug sooner.
     public static let badPayload = Self(rawValue: "BadPayload")
 }

@@ -43,7 +43,7 @@ extension SimulatedAPNs {
     }
 
     /// Gives `token` the larger priority-10 budget of `NSSupportsLiveActivitiesFrequentUpdates`, or takes it away
-    /// (reference: apns-live-activities.md §4.1).
+    /// (docs/references.md#priority-budget).
     public func setFrequentUpdates(_ enabled: Bool, for token: DeviceToken) {
         self.registry.withLock { $0.withRecord(for: token.hex) { $0.frequentUpdates = enabled } }
     }

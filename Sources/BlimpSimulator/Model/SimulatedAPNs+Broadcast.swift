@@ -1,8 +1,8 @@
 import BlimpCore
 import Foundation
 
-/// iOS 18 broadcast channels: channel management and publishing, with Apple's checks and reasons (reference:
-/// apns-live-activities.md §1.6, §3.6, §3.7). Both answer with `apns-request-id` instead of `apns-id`.
+/// iOS 18 broadcast channels: channel management and publishing, with Apple's checks and reasons (see
+/// docs/references.md#broadcast-channels). Both answer with `apns-request-id` instead of `apns-id`.
 extension SimulatedAPNs {
     /// Answers a request outside `/3/device/` as APNs's broadcast APIs would.
     ///
@@ -59,8 +59,8 @@ extension SimulatedAPNs {
             return response
         case .deleteChannel:
             let id = try BroadcastChannels.id(inHeader: headers.channelID)
-            // A gateway reports 404 BadPath, not ChannelNotRegistered, for a channel that no longer exists (reference
-            // §1.6, unconfirmed).
+            // A gateway reports 404 BadPath, not ChannelNotRegistered, for a channel that no longer exists (unconfirmed;
+            // docs/references.md#broadcast-channels).
             let deleted = self.registry.withLock { registry in
                 let deleted = registry.channels.delete(id, of: bundleID)
                 if deleted { registry.countChannelRequest() }
@@ -81,7 +81,7 @@ extension SimulatedAPNs {
         }
     }
 
-    /// A publish: channel, push type, priority, expiration and payload checked (reference §1.6, §3.7), then applied
+    /// A publish: channel, push type, priority, expiration and payload checked (docs/references.md#broadcast-channels), then applied
     /// to every subscribed device.
     private func publish(
         _ request: SimulatorRequest, headers: PushHeaders, bundleID: String, requestID: String, now: Date
@@ -90,7 +90,7 @@ extension SimulatedAPNs {
         guard let policy = self.registry.withLock({ $0.channels.channel(id, of: bundleID)?.storagePolicy }) else {
             throw Rejection(.channelNotRegistered)
         }
-        // Apple's pages write the value `liveactivity`, `Liveactivity` and `LiveActivity` (reference §3.7).
+        // Apple's pages write the value `liveactivity`, `Liveactivity` and `LiveActivity` (https://developer.apple.com/documentation/usernotifications/sending-broadcast-push-notification-requests-to-apns).
         guard let pushType = headers.pushType else { throw Rejection(.missingPushType) }
         guard pushType.lowercased() == SimulatedPushType.liveactivity.rawValue else { throw Rejection(.invalidPushType) }
         let priority = try SimulatedPushType.liveactivity.priority(header: headers.priority)
@@ -100,7 +100,7 @@ extension SimulatedAPNs {
         else { throw Rejection(.badExpirationDate) }
         guard !request.body.isEmpty else { throw Rejection(.payloadEmpty) }
         guard request.body.count <= APNsBroadcastRequest.maxPayloadBytes else { throw Rejection(.payloadTooLarge) }
-        // A broadcast cannot start an activity (reference §3.2); APNs's answer to one is unknown, the simulator's is
+        // A broadcast cannot start an activity (https://developer.apple.com/documentation/activitykit/starting-and-updating-live-activities-with-activitykit-push-notifications); APNs's answer to one is unknown, the simulator's is
         // its own BadPayload.
         guard let aps = PayloadScanner.aps(in: request.body), let liveActivity = LiveActivityPush(aps), liveActivity.event != .start
         else { throw Rejection(.badPayload) }
@@ -123,7 +123,7 @@ extension SimulatedAPNs {
     ///
     /// - Throws: 400 `PayloadEmpty`, `BadRequestPayload` (not a JSON object), `BadRequestParams` (another key, or a
     ///   policy missing or other than 0 and 1; hapns reports `MissingChannelQueueSize` for that, unconfirmed),
-    ///   `MissingPushType` or `InvalidPushType` (reference §1.6).
+    ///   `MissingPushType` or `InvalidPushType` (https://developer.apple.com/documentation/usernotifications/handling-error-responses-from-apns).
     static func storagePolicy(inCreation body: [UInt8]) throws(Rejection) -> APNsMessageStoragePolicy {
         guard !body.isEmpty else { throw Rejection(.payloadEmpty) }
         guard let fields = try? JSONDecoder().decode([String: JSONValue].self, from: Data(body)) else {

@@ -34,10 +34,10 @@ public final class SimulatedAPNs: Sendable {
 
     /// Answers one request as APNs would, and hands an accepted push to the simulated device.
     ///
-    /// The checks run in an order close to Apple's (reference: apns-live-activities.md §7.2 items 10 to 12; Apple's
+    /// The checks run in an order close to Apple's (docs/references.md#simulator-fidelity; Apple's
     /// exact precedence is unconfirmed): method, path and token, duplicate headers, `apns-id`, provider token,
     /// topic, push type, priority, expiration, collapse id, payload; then, for a valid push, drawn server errors,
-    /// the token's state and per-token 429s. In the sandbox a 200 carries `apns-unique-id` (reference §1.4).
+    /// the token's state and per-token 429s. In the sandbox a 200 carries `apns-unique-id` (https://developer.apple.com/documentation/usernotifications/handling-notification-responses-from-apns).
     ///
     /// Any path outside `/3/` is a broadcast channel's or publish's (``handleBroadcast(_:connection:)``).
     public func handle(_ request: SimulatorRequest, connection: inout SimulatorConnectionState) -> SimulatorResponse {
@@ -64,7 +64,7 @@ public final class SimulatedAPNs: Sendable {
             try self.authenticate(headers.authorization, connection: &connection, now: now.timeIntervalSince1970)
             let (pushType, priority) = try self.validateTopic(headers)
             let expiration = try Self.expiration(headers.expiration)
-            // A collapse id is at most 64 bytes (reference §1.2).
+            // A collapse id is at most 64 bytes (https://developer.apple.com/documentation/usernotifications/sending-notification-requests-to-apns).
             guard headers.collapseID.map({ $0.utf8.count <= 64 }) ?? true else { throw Rejection(.badCollapseId) }
             let liveActivity = try PushPayload.validate(request.body, for: pushType)
             let delivery = SimulatedDelivery(
@@ -86,7 +86,7 @@ public final class SimulatedAPNs: Sendable {
         }
     }
 
-    /// Method, path and duplicate headers (reference §1.2, §1.5).
+    /// Method, path and duplicate headers (https://developer.apple.com/documentation/usernotifications/sending-notification-requests-to-apns; https://developer.apple.com/documentation/usernotifications/handling-notification-responses-from-apns).
     private func validateRoute(_ request: SimulatorRequest, _ headers: PushHeaders) throws(Rejection) -> DeviceToken {
         guard request.method == "POST" else { throw Rejection(.methodNotAllowed) }
         let token = try DevicePath.token(in: request.path)
@@ -95,7 +95,7 @@ public final class SimulatedAPNs: Sendable {
     }
 
     /// The provider token: present, verified, no more than an hour old, and acceptable on this connection
-    /// (reference §1.5, §2.1 to §2.3).
+    /// (https://developer.apple.com/documentation/usernotifications/establishing-a-token-based-connection-to-apns; https://developer.apple.com/documentation/usernotifications/handling-notification-responses-from-apns).
     func authenticate(
         _ authorization: String?,
         connection: inout SimulatorConnectionState,
@@ -114,7 +114,7 @@ public final class SimulatedAPNs: Sendable {
         connection.hasValidProviderToken = true
     }
 
-    /// Verifies the JWT in a `bearer <jwt>` authorization (reference §1.2).
+    /// Verifies the JWT in a `bearer <jwt>` authorization (https://developer.apple.com/documentation/usernotifications/sending-notification-requests-to-apns).
     ///
     /// - Throws: 403 `MissingProviderToken` for a bearer with no token, 403 `InvalidProviderToken` for another
     ///   scheme or a token that fails verification.
@@ -125,10 +125,10 @@ public final class SimulatedAPNs: Sendable {
         return try self.verifier.verify(jwt)
     }
 
-    /// An `iat` more than an hour old gives 403 `ExpiredProviderToken` (reference §2.2).
+    /// An `iat` more than an hour old gives 403 `ExpiredProviderToken` (https://developer.apple.com/documentation/usernotifications/establishing-a-token-based-connection-to-apns).
     static let providerTokenLifetime: Double = 60 * 60
 
-    /// `apns-topic`, `apns-push-type` and `apns-priority`, and whether they agree (reference §1.2, §1.5).
+    /// `apns-topic`, `apns-push-type` and `apns-priority`, and whether they agree (https://developer.apple.com/documentation/usernotifications/sending-notification-requests-to-apns; https://developer.apple.com/documentation/usernotifications/handling-notification-responses-from-apns).
     private func validateTopic(_ headers: PushHeaders) throws(Rejection) -> (SimulatedPushType, Int) {
         guard let topic = headers.topic, !topic.isEmpty else { throw Rejection(.missingTopic) }
         let pushType = try SimulatedPushType(header: headers.pushType)
@@ -139,7 +139,7 @@ public final class SimulatedAPNs: Sendable {
         return (pushType, try pushType.priority(header: headers.priority))
     }
 
-    /// `apns-expiration`: epoch seconds, or 0 for one attempt (reference §1.2).
+    /// `apns-expiration`: epoch seconds, or 0 for one attempt (https://developer.apple.com/documentation/usernotifications/sending-notification-requests-to-apns).
     private static func expiration(_ header: String?) throws(Rejection) -> Int64? {
         guard let header else { return nil }
         guard let expiration = Int64(header), expiration >= 0 else { throw Rejection(.badExpirationDate) }

@@ -6,15 +6,15 @@ public struct SimulatedDelivery: Sendable, Codable, Equatable {
     public enum Outcome: String, Sendable, Codable {
         /// Shown (or, for a push that shows nothing, handed to the app).
         case displayed
-        /// Dropped because the token's priority-10 budget for the hour was spent (reference:
-        /// apns-live-activities.md §4.1).
+        /// Dropped because the token's priority-10 budget for the hour was spent (see
+        /// docs/references.md#priority-budget).
         case throttled
-        /// A Live Activity update whose `timestamp` was not newer than the last one applied (reference §3.3).
+        /// A Live Activity update whose `timestamp` was not newer than the last one applied (docs/references.md#live-activity-timestamps).
         case ignoredStale
-        /// A Live Activity push that arrived after the activity ended (reference §3.2).
+        /// A Live Activity push that arrived after the activity ended (https://developer.apple.com/documentation/activitykit/starting-and-updating-live-activities-with-activitykit-push-notifications).
         case ignoredEnded
         /// A start whose `input-push-channel` names no channel of its bundle id: APNs accepts it and the activity
-        /// fails to start (reference §3.2).
+        /// fails to start (https://developer.apple.com/documentation/activitykit/starting-and-updating-live-activities-with-activitykit-push-notifications).
         case failedToStart
     }
 

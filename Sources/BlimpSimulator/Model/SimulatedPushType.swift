@@ -1,4 +1,4 @@
-/// The `apns-push-type` values APNs documents (reference: apns-live-activities.md §1.2), with the rules the simulator
+/// The `apns-push-type` values APNs documents (https://developer.apple.com/documentation/usernotifications/sending-notification-requests-to-apns), with the rules the simulator
 /// applies to each.
 public enum SimulatedPushType: String, Sendable, Codable {
     case alert
@@ -13,13 +13,13 @@ public enum SimulatedPushType: String, Sendable, Codable {
     case voip
     case widgets
 
-    /// The topic suffix of Live Activity pushes (reference §1.2, §1.3).
+    /// The topic suffix of Live Activity pushes (docs/references.md#live-activity-payloads).
     static let liveActivityTopicSuffix = ".push-type.liveactivity"
 
     /// The push type a request names.
     ///
     /// A request without the header is taken as `alert`: Apple calls it "recommended" on iOS and required only on
-    /// watchOS (reference §1.2).
+    /// watchOS (https://developer.apple.com/documentation/usernotifications/sending-notification-requests-to-apns).
     /// - Throws: 400 `InvalidPushType` for a value APNs does not know.
     init(header: String?) throws(Rejection) {
         guard let header else {
@@ -33,8 +33,8 @@ public enum SimulatedPushType: String, Sendable, Codable {
     /// The bundle id `topic` addresses, once checked against this push type.
     ///
     /// A Live Activity push needs `<bundle id>.push-type.liveactivity`; without the suffix APNs has been seen to
-    /// answer `DeviceTokenNotForTopic` (reference §1.5, forum F1). Another push type with that suffix gets
-    /// `BadTopic`, as APNSwift's test server answers (reference §7.1; APNs's own answer is unconfirmed).
+    /// answer `DeviceTokenNotForTopic` (https://developer.apple.com/documentation/usernotifications/handling-notification-responses-from-apns; https://developer.apple.com/forums/thread/712499). Another push type with that suffix gets
+    /// `BadTopic`, as APNSwift's test server answers (docs/references.md#simulator-fidelity; APNs's own answer is unconfirmed).
     /// - Throws: 400 `DeviceTokenNotForTopic` or `BadTopic`.
     func bundleID(inTopic topic: String) throws(Rejection) -> Substring {
         let suffix = Self.liveActivityTopicSuffix.utf8
@@ -50,8 +50,8 @@ public enum SimulatedPushType: String, Sendable, Codable {
 
     /// The priority a request asks for; without the header 10, the default, or 5 for a background push.
     ///
-    /// APNs knows 10, 5 and 1; Live Activities accept 5 or 10, and a background push must not use 10 (reference
-    /// §1.2, §7.2 item 10). Whether APNs refuses a background push without the header is unconfirmed, so it is taken
+    /// APNs knows 10, 5 and 1; Live Activities accept 5 or 10, and a background push must not use 10 (see
+    /// https://developer.apple.com/documentation/usernotifications/sending-notification-requests-to-apns). Whether APNs refuses a background push without the header is unconfirmed, so it is taken
     /// as priority 5.
     /// - Throws: 400 `BadPriority`.
     func priority(header: String?) throws(Rejection) -> Int {
@@ -66,6 +66,6 @@ public enum SimulatedPushType: String, Sendable, Codable {
         return priority
     }
 
-    /// The largest payload APNs accepts: 5120 bytes for VoIP, 4096 for the rest (reference §1.2).
+    /// The largest payload APNs accepts: 5120 bytes for VoIP, 4096 for the rest (https://developer.apple.com/documentation/usernotifications/sending-notification-requests-to-apns).
     var maximumPayloadSize: Int { self == .voip ? 5120 : 4096 }
 }

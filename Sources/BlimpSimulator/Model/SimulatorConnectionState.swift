@@ -14,8 +14,8 @@ public struct SimulatorConnectionState: Sendable {
     /// When the connection bound its first token or last switched tokens, in seconds since the epoch.
     private var tokenSince: Double = 0
 
-    /// How soon a connection may switch to a new token: "no more than once every 20 minutes" (reference:
-    /// apns-live-activities.md §2.2).
+    /// How soon a connection may switch to a new token: "no more than once every 20 minutes" (see
+    /// https://developer.apple.com/documentation/usernotifications/establishing-a-token-based-connection-to-apns).
     static let tokenUpdateInterval: Double = 20 * 60
 
     public init() {}
@@ -27,9 +27,9 @@ public struct SimulatorConnectionState: Sendable {
 
     /// Makes `token`, sent as `authorization`, the connection's token.
     ///
-    /// The first token binds its team and key to the connection (reference §2.3).
+    /// The first token binds its team and key to the connection (https://developer.apple.com/documentation/usernotifications/establishing-a-token-based-connection-to-apns).
     /// - Throws: 403 `InvalidProviderToken` for another team, 403 `UnrelatedKeyIdInToken` for another key, 429
-    ///   `TooManyProviderTokenUpdates` for a switch within 20 minutes of the last (reference §1.5, §2.2, §2.3).
+    ///   `TooManyProviderTokenUpdates` for a switch within 20 minutes of the last (https://developer.apple.com/documentation/usernotifications/establishing-a-token-based-connection-to-apns; https://developer.apple.com/documentation/usernotifications/handling-notification-responses-from-apns).
     mutating func use(_ token: VerifiedProviderToken, sentAs authorization: String, now: Double) throws(Rejection) {
         if let bound = self.token {
             guard token.teamID == bound.teamID else { throw Rejection(.invalidProviderToken) }

@@ -16,8 +16,8 @@ public struct SimulatorCounters: Sendable, Codable, Equatable {
     public var broadcasts = 0
     /// Channel-management requests answered with success (201, 200, 204).
     public var channelRequests = 0
-    /// Accepted Live Activity pushes whose `timestamp` looks like milliseconds (above 10^11; reference:
-    /// apns-live-activities.md §3.3).
+    /// Accepted Live Activity pushes whose `timestamp` looks like milliseconds (above 10^11; see
+    /// docs/references.md#live-activity-timestamps).
     public var millisecondTimestamps = 0
 
     public init() {}

@@ -11,7 +11,7 @@ public struct SimulatorFaults: Sendable, Codable, Equatable {
     /// Defaults to `0`.
     public var tooManyRequestsFraction: Double = 0
     /// Tokens (lower-case hex) answered 429 `TooManyRequests`, "too many requests ... to the same device token"
-    /// (reference: apns-live-activities.md §1.5). Defaults to none.
+    /// (https://developer.apple.com/documentation/usernotifications/handling-notification-responses-from-apns). Defaults to none.
     public var tooManyRequestsTokens: Set<String> = []
 
     public init(

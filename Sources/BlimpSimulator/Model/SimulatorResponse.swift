@@ -3,7 +3,7 @@ import BlimpCore
 /// What the simulator answers to one request, as APNs would.
 public struct SimulatorResponse: Sendable, Equatable {
     /// The header that carries the request's id: `apns-id` for device pushes, `apns-request-id` for broadcast
-    /// channels and publishes (reference: apns-live-activities.md §1.6).
+    /// channels and publishes (https://developer.apple.com/documentation/usernotifications/handling-error-responses-from-apns).
     public enum IDHeader: String, Sendable {
         case apnsID = "apns-id"
         case requestID = "apns-request-id"
@@ -19,9 +19,9 @@ public struct SimulatorResponse: Sendable, Equatable {
     public var reason: APNsReason?
     /// With 410: milliseconds since the epoch at which the token stopped being valid.
     public var timestamp: Int64?
-    /// `apns-unique-id`: on a 200 to a device push in the sandbox (reference §1.4).
+    /// `apns-unique-id`: on a 200 to a device push in the sandbox (https://developer.apple.com/documentation/usernotifications/handling-notification-responses-from-apns).
     public var uniqueID: String?
-    /// `apns-channel-id`: on 201 to a channel's creation (reference §3.6).
+    /// `apns-channel-id`: on 201 to a channel's creation (https://developer.apple.com/documentation/usernotifications/sending-channel-management-requests-to-apns).
     public var channelID: String?
     /// A success's JSON body: a channel's settings, or the list of channels.
     public var content: [UInt8] = []

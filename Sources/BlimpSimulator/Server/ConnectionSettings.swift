@@ -3,7 +3,7 @@ import Synchronization
 /// How the simulator behaves at the connection level, settable while it runs (admin endpoint and flags).
 public struct ConnectionSettings: Sendable, Codable, Equatable {
     /// `SETTINGS_MAX_CONCURRENT_STREAMS` once a connection has sent a valid provider token; until then it is 1, as
-    /// APNs does (reference: apns-live-activities.md §1.1, §7.2). Defaults to `1000`.
+    /// APNs does (docs/references.md#apns-connections). Defaults to `1000`.
     public var maxConcurrentStreams: Int = 1000
     /// Send GOAWAY (reason `Shutdown`) after this many streams on a connection, then close it; `0` never.
     public var goAwayEvery: Int = 0

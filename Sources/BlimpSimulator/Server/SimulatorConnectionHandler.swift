@@ -32,7 +32,7 @@ final class SimulatorConnectionHandler: ChannelInboundHandler {
     }
 
     /// The settings APNs has been observed to send, with one stream until a valid provider token arrives
-    /// (reference: apns-live-activities.md §5.2, §7.2).
+    /// (docs/references.md#apns-connections).
     static let initialSettings: [(HTTP2Wire.Setting, UInt32)] = [
         (.maxConcurrentStreams, 1),
         (.headerTableSize, 4096),

@@ -108,8 +108,8 @@ struct SimulatorHTTP2State {
     }
 
     /// ``SimulatedAPNs`` answered a request. Like APNs, the stream limit rises from 1 once a valid provider token
-    /// arrived (reference: apns-live-activities.md §5.2, §7.2); the `goAwayEvery` fault sends GOAWAY: streams up to
-    /// the highest one received are still answered, and the client sends those above it again elsewhere (§5.5).
+    /// arrived (docs/references.md#apns-connections); the `goAwayEvery` fault sends GOAWAY: streams up to
+    /// the highest one received are still answered, and the client sends those above it again elsewhere (RFC 9113 §6.8).
     mutating func answered(hasValidProviderToken: Bool, settings: ConnectionSettings) {
         if hasValidProviderToken, self.streamLimit == 1, settings.maxConcurrentStreams != 1 {
             self.streamLimit = settings.maxConcurrentStreams

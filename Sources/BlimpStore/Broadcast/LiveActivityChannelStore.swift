@@ -4,7 +4,7 @@ import Logging
 import PostgresNIO
 
 /// The app's live activity channels (`live_activity_channels`): iOS 18 broadcast channels backing Live Activity names,
-/// at most one live per name, the deleted ones kept with when and why (reference: apns-live-activities.md §3.6).
+/// at most one live per name, the deleted ones kept with when and why (https://developer.apple.com/documentation/usernotifications/sending-channel-management-requests-to-apns).
 public struct LiveActivityChannelStore: Sendable {
     let client: PostgresClient
     let logger: Logger

@@ -11,7 +11,7 @@ extension DispatchStore {
         public var status: Int
         public var reason: String?
         public var apnsID: String?
-        /// `apns-unique-id`, which APNs's sandbox sends with a 200 (reference: apns-live-activities.md §1.4).
+        /// `apns-unique-id`, which APNs's sandbox sends with a 200 (https://developer.apple.com/documentation/usernotifications/handling-notification-responses-from-apns).
         public var uniqueID: String?
         public var priority: APNsPriority
         /// When APNs said the token is dead: it is removed unless registered again after this time

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 @Suite struct AirshipAuthTests {
-    /// The value Python computes: `base64(hmac.new(secret, "key:nonce:timestamp", sha256))` (airship-ios-sdk.md §2).
+    /// The value Python computes: `base64(hmac.new(secret, "key:nonce:timestamp", sha256))` (urbanairship/ios-library, `Airship/AirshipCore/Source/AirshipRequestSession.swift`).
     @Test func signaturesMatchTheSDKsFormula() {
         let signature = SDKSignature(appSecret: "BBBBBBBBBBBBBBBBBBBBBB")
         let token = signature.sign(["AAAAAAAAAAAAAAAAAAAAAA", "nonce-1", "2026-11-22 08:00:00"])

@@ -4,8 +4,8 @@ import Testing
 @testable import BlimpCore
 
 /// A name backed by a live activity channel: its start subscribes with `input-push-channel`, its update or end goes to
-/// `all` within 5,120 bytes, and a channel APNs deleted refuses the name (reference: apns-live-activities.md §3.2,
-/// §3.5–3.7).
+/// `all` within 5,120 bytes, and a channel APNs deleted refuses the name (see
+/// docs/references.md#broadcast-channels).
 @Suite struct BroadcastRulesTests {
     static let live = LiveActivityChannel(name: "final", apnsChannelID: "Y2hhbm5lbA==", storagePolicy: .noMessageStored, createdAt: Date())
 

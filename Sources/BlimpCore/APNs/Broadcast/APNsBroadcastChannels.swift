@@ -1,6 +1,6 @@
 import Foundation
 
-/// APNs's channel-management API for iOS 18 broadcast channels (reference: apns-live-activities.md §3.6):
+/// APNs's channel-management API for iOS 18 broadcast channels (https://developer.apple.com/documentation/usernotifications/sending-channel-management-requests-to-apns):
 /// `POST`, `GET` and `DELETE /1/apps/{bundle-id}/channels` (the channel id in the `apns-channel-id` header) and
 /// `GET /1/apps/{bundle-id}/all-channels`, signed with the app's provider token.
 ///
@@ -27,7 +27,7 @@ public protocol APNsBroadcastChannels: Sendable {
 }
 
 /// Publishing to a broadcast channel: `POST /4/broadcasts/apps/{bundle-id}` with `apns-channel-id`, once for every
-/// device subscribed to the channel (reference: apns-live-activities.md §3.7).
+/// device subscribed to the channel (https://developer.apple.com/documentation/usernotifications/sending-broadcast-push-notification-requests-to-apns).
 public protocol APNsBroadcastPublishing: Sendable {
     /// Publishes `broadcast`; `.accepted` carries the `apns-request-id` APNs answered with.
     func publish(
@@ -57,6 +57,6 @@ public struct APNsBroadcastRequest: Sendable, Equatable {
         self.payload = payload
     }
 
-    /// A broadcast payload is at most 5 KB (reference §3.5).
+    /// A broadcast payload is at most 5 KB (https://developer.apple.com/documentation/usernotifications/sending-broadcast-push-notification-requests-to-apns).
     public static let maxPayloadBytes = 5120
 }

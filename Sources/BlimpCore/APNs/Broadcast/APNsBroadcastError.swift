@@ -1,4 +1,4 @@
-/// Why a channel-management request failed (reference: apns-live-activities.md §1.6).
+/// Why a channel-management request failed (https://developer.apple.com/documentation/usernotifications/handling-error-responses-from-apns).
 public enum APNsBroadcastError: Error, Sendable, Equatable, CustomStringConvertible {
     /// APNs answered with an error status and, usually, a reason: `CannotCreateChannelConfig` when the app's
     /// channel limit is reached, `ChannelNotRegistered` or `BadChannelId` for an unknown channel, `FeatureNotEnabled`

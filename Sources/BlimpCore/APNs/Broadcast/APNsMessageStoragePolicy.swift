@@ -1,5 +1,5 @@
 /// A broadcast channel's `message-storage-policy`, fixed when APNs creates the channel
-/// (reference: apns-live-activities.md §3.6).
+/// (https://developer.apple.com/documentation/usernotifications/sending-channel-management-requests-to-apns).
 public enum APNsMessageStoragePolicy: Int, Sendable, Hashable, Codable, CaseIterable {
     /// 0: only devices connected when a message is published receive it; a higher publishing budget.
     case noMessageStored = 0
