@@ -8,43 +8,51 @@ import PostgresNIO
 /// firing and moves the schedule on: each occurrence fires once whatever the number of workers, and a worker killed
 /// midway leaves nothing half done.
 ///
-/// A UTC schedule fires at its time. A local-time schedule fires once per time zone among the app's channels (a
-/// channel without a valid zone is in the app's default one), when that zone's clocks reach the time, as PostgreSQL's
-/// time zone database says: a time skipped by a daylight-saving change fires as the standard-time reading of it (an
-/// hour later on the clock), a repeated time fires once, at its second (standard-time) passing.
-///
-/// An occurrence found more than the app's grace period late (Blimp was down) is recorded as missed, not sent; of
-/// several occurrences missed in a row only the latest is looked at, so a recurring schedule catches up at most once.
+/// What fires where, what is missed and how each schedule moves on is ``SchedulePlan``'s to say; the store hands it
+/// what it needs from the database in a few statements per batch, whatever its size: the time zones of each app with a
+/// local-time schedule among the app's channels (a channel without a valid zone is in the app's default one), when
+/// each zone's clocks read each occurrence in flight, as PostgreSQL's time zone database says (a time skipped by a
+/// daylight-saving change is the standard-time reading of it, an hour later on the clock; a repeated time is its
+/// second, standard-time, passing), and the zones that already fired each.
 extension ScheduleStore {
-    /// One occurrence of a schedule in one zone (`""`: UTC), planned in the batch's first pass: a push to queue, or why
-    /// none; `pushID` once queued. `move` is its schedule's index in the batch.
-    private struct Firing {
-        var move: Int
-        var occurrence: Date
-        var zone: String
-        var submission: PushSubmission?
-        var skipped: String?
-        var pushID: UUID?
-    }
-
-    /// How a schedule of the batch moves on: its next occurrence not fired everywhere, when a worker next looks at it,
-    /// and the last thing that went wrong.
-    private struct Move {
-        var due: Due
-        var next: Date?
-        var fireAt: Date?
-        var error: String?
-    }
-
-    /// A due schedule as the firing reads it.
+    /// A due schedule as the firing reads it: what its plan starts from, or why it cannot be planned.
     private struct Due {
         var appID: Int64
         var scheduleID: UUID
-        var schedule: ScheduledPush?
-        var unreadable: String?
-        var nextOccurrence: Date?
-        var grace: TimeInterval
         var defaultZone: String
+        /// `nil` when no occurrence remains or the schedule cannot be read.
+        var schedule: DueSchedule?
+        var unreadable: String?
+
+        init(_ row: NamedRow<ScheduleColumn.Selected>) throws {
+            self.appID = try row.decode(.appID)
+            self.scheduleID = try row.decode(.scheduleID)
+            self.defaultZone = try row.decode(.defaultZone)
+            let next: Date? = try row.decode(.nextOccurrence)
+            let grace: Int = try row.decode(.grace)
+            do {
+                let schedule = try ScheduleColumn.Selected.schedule(in: row)
+                self.schedule = next.map { DueSchedule(schedule: schedule, nextOccurrence: $0, grace: TimeInterval(grace)) }
+            } catch {
+                self.unreadable = "the schedule cannot be read: \(error)"
+            }
+        }
+    }
+
+    /// What the firing selects of each due schedule.
+    private static let dueColumns: [ScheduleColumn.Selected] =
+        [.appID, .scheduleID, .nextOccurrence, .grace, .defaultZone] + ScheduleColumn.Selected.scheduleColumns
+
+    /// A due schedule of the batch and its plan.
+    private struct Move {
+        var due: Due
+        var plan: SchedulePlan
+    }
+
+    /// Firing `firing` of the batch's move `move`.
+    private struct FiringIndex: Hashable {
+        var move: Int
+        var firing: Int
     }
 
     /// Fires up to `limit` due schedules in one transaction, their pushes queued through one intake; returns how many it
@@ -54,10 +62,7 @@ extension ScheduleStore {
             try await self.client.withTransaction(logger: self.logger) { connection in
                 let rows = try await connection.query(
                     """
-                    SELECT s.app_id, s.schedule_id, s.name, s.local, s.scheduled_time AT TIME ZONE 'UTC', s.recurring::text,
-                           s.push::text, s.next_occurrence AT TIME ZONE 'UTC', a.schedule_grace_seconds,
-                           -- A default zone PostgreSQL does not know (set by hand) must not fail the firing.
-                           coalesce((SELECT t.name FROM time_zones t WHERE t.name = a.default_time_zone), 'UTC')
+                    SELECT \(unescaped: ScheduleColumn.Selected.selectList(Self.dueColumns))
                     FROM schedules s JOIN apps a ON a.id = s.app_id
                     WHERE s.next_fire_at <= \(now)
                     ORDER BY s.next_fire_at
@@ -66,26 +71,12 @@ extension ScheduleStore {
                     """,
                     logger: self.logger
                 ).collect()
-                let dues = try rows.map { row in
-                    let (appID, scheduleID, name, local, time, recurring, push, next, grace, defaultZone) = try row.decode(
-                        (Int64, UUID, String?, Bool, Date, String?, String, Date?, Int, String).self)
-                    var due = Due(
-                        appID: appID, scheduleID: scheduleID, nextOccurrence: next, grace: TimeInterval(grace), defaultZone: defaultZone)
-                    do {
-                        due.schedule = try Self.stored(name: name, local: local, time: time, recurring: recurring, push: push)
-                    } catch {
-                        due.unreadable = "the schedule cannot be read: \(error)"
-                    }
-                    return due
-                }
+                let dues = try rows.map { try Due(NamedRow($0)) }
                 let newest = try await Self.newestChannels(of: dues, in: liveActivityChannels)
-                var firings: [Firing] = []
-                var moves: [Move] = []
-                for due in dues {
-                    try await self.plan(due, now: now, newest: newest[due.appID] ?? [:], into: &firings, moves: &moves, on: connection)
-                }
-                try await self.queue(&firings, moves: &moves, now: now, on: connection)
-                try await self.record(firings, moves: moves, now: now, on: connection)
+                var moves = try await self.plan(dues, now: now, on: connection)
+                let sending = Self.submissions(&moves, newest: newest, now: now)
+                let pushIDs = try await self.queue(sending, moves: &moves, now: now, on: connection)
+                try await self.record(moves, pushIDs: pushIDs, now: now, on: connection)
                 try await self.finish(moves, now: now, on: connection)
                 return rows.count
             }
@@ -107,7 +98,7 @@ extension ScheduleStore {
     ) async throws -> [Int64: [String: LiveActivityChannel]] {
         var names: [Int64: Set<String>] = [:]
         for due in dues {
-            guard let push = due.schedule?.push else { continue }
+            guard let push = due.schedule?.schedule.push else { continue }
             names[due.appID, default: []].formUnion(BroadcastRules.names(in: [push]))
         }
         var newest: [Int64: [String: LiveActivityChannel]] = [:]
@@ -117,62 +108,70 @@ extension ScheduleStore {
         return newest
     }
 
-    /// Plans the due schedule's firings: each zone whose clocks reached an in-flight occurrence gets a push (checked
-    /// against a live activity channel's rules, `newest` holding its app's channels by name), or is missed past the
-    /// grace period; and how the schedule moves on.
-    private func plan(
-        _ due: Due, now: Date, newest: [String: LiveActivityChannel], into firings: inout [Firing], moves: inout [Move],
-        on connection: PostgresConnection
-    ) async throws {
-        let move = moves.count
-        guard let schedule = due.schedule, var occurrence = due.nextOccurrence else {
-            moves.append(Move(due: due, next: nil, fireAt: nil, error: due.unreadable))
-            return
-        }
-        let local = schedule.time.isLocal
-        let lastOffset = local ? ScheduledPush.latestOffset : 0
-        // Occurrences every zone passed while Blimp was down: only the latest is looked at.
-        while let later = schedule.occurrence(after: occurrence), later.addingTimeInterval(lastOffset) <= now { occurrence = later }
-        let zones = local ? try await Self.zones(appID: due.appID, defaultZone: due.defaultZone, on: connection, logger: self.logger) : []
-        var upcoming: Date?
-        var incomplete: Date?
-        var error: String?
-        var current: Date? = occurrence
-        while let time = current, time.addingTimeInterval(local ? -ScheduledPush.earliestOffset : 0) <= now {
-            // A UTC occurrence is due at its time, in no zone; a local one in each zone that has not fired it yet.
-            let instants: [(String, Date)]
-            if local {
-                let fired = try await self.firedZones(of: due, at: time, on: connection)
-                instants = try await Self.instants(of: time, in: zones, on: connection, logger: self.logger).filter { !fired.contains($0.0) }
-            } else {
-                instants = [("", time)]
+    /// Plans the batch: the zones of each app with a local-time schedule, then when each zone's clocks read each
+    /// occurrence in flight and which zones fired which, each in one statement for the whole batch.
+    private func plan(_ dues: [Due], now: Date, on connection: PostgresConnection) async throws -> [Move] {
+        var zones: [Int64: [String]] = [:]
+        var inFlight: [(due: Int, occurrence: Date)] = []
+        for (index, due) in dues.enumerated() {
+            guard let schedule = due.schedule, schedule.schedule.time.isLocal else { continue }
+            if zones[due.appID] == nil {
+                zones[due.appID] = try await Self.zones(appID: due.appID, defaultZone: due.defaultZone, on: connection, logger: self.logger).sorted()
             }
-            for (zone, instant) in instants {
-                guard instant <= now else {
-                    upcoming = min(upcoming ?? instant, instant)
-                    continue
+            inFlight += schedule.occurrences(at: now).map { (due: index, occurrence: $0) }
+        }
+        let keys = Set(inFlight.flatMap { due, occurrence in
+            (zones[dues[due].appID] ?? []).map { ZonedOccurrence(occurrence: occurrence, zone: $0) }
+        })
+        let instants = try await Self.instants(of: Array(keys), on: connection, logger: self.logger)
+        let fired = try await self.firedZones(of: inFlight, in: dues, on: connection)
+        return dues.enumerated().map { index, due in
+            guard let schedule = due.schedule else { return Move(due: due, plan: .stopped(due.unreadable)) }
+            let plan = SchedulePlan(schedule, at: now, zones: zones[due.appID] ?? [], instants: instants, fired: fired[index] ?? [])
+            return Move(due: due, plan: plan)
+        }
+    }
+
+    /// The zones that already fired each occurrence in flight (`due` an index in `dues`), by due schedule.
+    private func firedZones(
+        of inFlight: [(due: Int, occurrence: Date)], in dues: [Due], on connection: PostgresConnection
+    ) async throws -> [Int: Set<ZonedOccurrence>] {
+        guard !inFlight.isEmpty else { return [:] }
+        let rows = try await connection.query(
+            """
+            SELECT r.i, f.time_zone
+            FROM unnest(\(inFlight.map { dues[$0.due].appID })::bigint[], \(inFlight.map { dues[$0.due].scheduleID })::uuid[],
+                        \(inFlight.map { $0.occurrence })::timestamptz[]) WITH ORDINALITY AS r (app_id, schedule_id, occurrence, i)
+            JOIN schedule_firings f
+              ON f.app_id = r.app_id AND f.schedule_id = r.schedule_id AND f.occurrence = r.occurrence AT TIME ZONE 'UTC'
+            """,
+            logger: self.logger
+        ).decode((Int64, String).self).array()
+        var fired: [Int: Set<ZonedOccurrence>] = [:]
+        for (number, zone) in rows {
+            let (due, occurrence) = inFlight[Int(number) - 1]
+            fired[due, default: []].insert(ZonedOccurrence(occurrence: occurrence, zone: zone))
+        }
+        return fired
+    }
+
+    /// The pushes of the firings the plans send, each as `POST /api/push` would submit it; a push refused so is
+    /// recorded in its plan.
+    private static func submissions(
+        _ moves: inout [Move], newest: [Int64: [String: LiveActivityChannel]], now: Date
+    ) -> [(FiringIndex, PushSubmission)] {
+        var sending: [(FiringIndex, PushSubmission)] = []
+        for (index, move) in moves.enumerated() {
+            guard let push = move.due.schedule?.schedule.push else { continue }
+            for (number, firing) in move.plan.firings.enumerated() where firing.outcome == .send {
+                let zone = firing.zone.isEmpty ? nil : LocalTimeZone(name: firing.zone, isDefault: firing.zone == move.due.defaultZone)
+                switch Self.submission(push, appID: move.due.appID, zone: zone, newest: newest[move.due.appID] ?? [:], now: now) {
+                case .success(let submission): sending.append((FiringIndex(move: index, firing: number), submission))
+                case .failure(let refusal): moves[index].plan.refuse(number, reason: refusal.reason)
                 }
-                var firing = Firing(move: move, occurrence: time, zone: zone)
-                if now.timeIntervalSince(instant) > due.grace {
-                    firing.skipped = "missed: due at \(AirshipDate.format(instant)) UTC, more than the app's grace period of \(Int(due.grace)) s ago"
-                } else {
-                    let zone = zone.isEmpty ? nil : LocalTimeZone(name: zone, isDefault: zone == due.defaultZone)
-                    switch Self.submission(schedule.push, appID: due.appID, zone: zone, newest: newest, now: now) {
-                    case .success(let submission): firing.submission = submission
-                    case .failure(let refusal): firing.skipped = refusal.reason
-                    }
-                }
-                error = firing.skipped ?? error
-                firings.append(firing)
             }
-            if incomplete == nil, time.addingTimeInterval(lastOffset) > now { incomplete = time }
-            current = schedule.occurrence(after: time)
         }
-        if let time = current {
-            let first = time.addingTimeInterval(local ? -ScheduledPush.earliestOffset : 0)
-            upcoming = min(upcoming ?? first, first)
-        }
-        moves.append(Move(due: due, next: upcoming == nil ? nil : incomplete ?? current, fireAt: upcoming, error: error))
+        return sending
     }
 
     /// Why a firing's push was refused, in words.
@@ -195,61 +194,53 @@ extension ScheduleStore {
         return .success(submission)
     }
 
-    /// Queues the batch's pushes through one intake, within the firing's transaction; a push the intake refuses (its
-    /// own timestamp no longer newer than its name's last) is recorded as skipped.
-    private func queue(_ firings: inout [Firing], moves: inout [Move], now: Date, on connection: PostgresConnection) async throws {
-        let sending = firings.indices.filter { firings[$0].submission != nil }
-        guard !sending.isEmpty else { return }
-        let answers = try await PushIntake.accept(sending.map { firings[$0].submission! }, on: connection, logger: self.logger, now: now)
-        for (index, answer) in zip(sending, answers) {
+    /// Queues the batch's pushes through one intake, within the firing's transaction; returns each firing's push. A
+    /// push the intake refuses (its own timestamp no longer newer than its name's last) is recorded in its plan.
+    private func queue(
+        _ sending: [(FiringIndex, PushSubmission)], moves: inout [Move], now: Date, on connection: PostgresConnection
+    ) async throws -> [FiringIndex: UUID] {
+        guard !sending.isEmpty else { return [:] }
+        let answers = try await PushIntake.accept(sending.map { $0.1 }, on: connection, logger: self.logger, now: now)
+        var pushIDs: [FiringIndex: UUID] = [:]
+        for ((index, _), answer) in zip(sending, answers) {
             switch answer {
-            case .accepted(_, let pushIDs):
-                firings[index].pushID = pushIDs.first
+            case .accepted(_, let queued):
+                pushIDs[index] = queued.first
                 PushMetrics.accepted.increment()
             case .staleTimestamp(_, let name, let timestamp, let last):
                 let reason = "refused: the timestamp \(timestamp) is not after \(last), the last accepted for '\(name)'"
-                firings[index].skipped = reason
-                moves[firings[index].move].error = reason
+                moves[index.move].plan.refuse(index.firing, reason: reason)
             }
         }
-    }
-
-    private func firedZones(of due: Due, at occurrence: Date, on connection: PostgresConnection) async throws -> Set<String> {
-        Set(try await connection.query(
-            """
-            SELECT time_zone FROM schedule_firings
-            WHERE app_id = \(due.appID) AND schedule_id = \(due.scheduleID) AND occurrence = \(occurrence)::timestamptz AT TIME ZONE 'UTC'
-            """,
-            logger: self.logger
-        ).decode(String.self).array())
+        return pushIDs
     }
 
     /// Records the batch's firings in one statement: each the push it queued, or why none.
-    private func record(_ firings: [Firing], moves: [Move], now: Date, on connection: PostgresConnection) async throws {
-        guard !firings.isEmpty else { return }
-        let recorded = firings.filter { $0.pushID != nil || $0.skipped != nil }
-        for firing in recorded {
-            let due = moves[firing.move].due
-            var metadata: Logger.Metadata = ["schedule.id": "\(due.scheduleID.lowercaseString)", "time_zone": "\(firing.zone)"]
-            if let pushID = firing.pushID {
-                metadata["push.id"] = "\(pushID.lowercaseString)"
-                self.logger.debug("schedule fired", metadata: metadata)
-            } else if let skipped = firing.skipped {
-                metadata["reason"] = "\(skipped)"
-                self.logger.warning("schedule occurrence not sent", metadata: metadata)
+    private func record(_ moves: [Move], pushIDs: [FiringIndex: UUID], now: Date, on connection: PostgresConnection) async throws {
+        var records: [BlimpStore.Record<ScheduleFiringColumn>] = []
+        for (index, move) in moves.enumerated() {
+            for (number, firing) in move.plan.firings.enumerated() {
+                let pushID = pushIDs[FiringIndex(move: index, firing: number)]
+                var metadata: Logger.Metadata = ["schedule.id": "\(move.due.scheduleID.lowercaseString)", "time_zone": "\(firing.zone)"]
+                if let pushID {
+                    metadata["push.id"] = "\(pushID.lowercaseString)"
+                    self.logger.debug("schedule fired", metadata: metadata)
+                } else if let reason = firing.outcome.reason {
+                    metadata["reason"] = "\(reason)"
+                    self.logger.warning("schedule occurrence not sent", metadata: metadata)
+                } else {
+                    continue
+                }
+                var record = BlimpStore.Record<ScheduleFiringColumn>()
+                for column in ScheduleFiringColumn.allCases {
+                    record.set(column, column.value(of: firing, appID: move.due.appID, scheduleID: move.due.scheduleID, pushID: pushID, now: now))
+                }
+                records.append(record)
             }
         }
+        guard !records.isEmpty else { return }
         try await connection.query(
-            """
-            INSERT INTO schedule_firings (app_id, schedule_id, occurrence, time_zone, push_id, skipped, fired_at)
-            SELECT app_id, schedule_id, occurrence AT TIME ZONE 'UTC', time_zone, NULLIF(push_id, '')::uuid, NULLIF(skipped, ''), \(now)
-            FROM unnest(\(recorded.map { moves[$0.move].due.appID })::bigint[], \(recorded.map { moves[$0.move].due.scheduleID })::uuid[],
-                        \(recorded.map(\.occurrence))::timestamptz[], \(recorded.map(\.zone))::text[],
-                        \(recorded.map { $0.pushID?.lowercaseString ?? "" })::text[], \(recorded.map { $0.pushID == nil ? $0.skipped ?? "" : "" })::text[])
-                 AS r (app_id, schedule_id, occurrence, time_zone, push_id, skipped)
-            ON CONFLICT DO NOTHING
-            """,
-            logger: self.logger)
+            ScheduleFiringColumn.insert(into: "schedule_firings", records, suffix: "ON CONFLICT DO NOTHING"), logger: self.logger)
     }
 
     /// Moves the batch's schedules on, in one statement (a time as epoch seconds, -1 for none).
@@ -264,8 +255,8 @@ extension ScheduleStore {
                 last_error = coalesce(NULLIF(r.error, ''), s.last_error),
                 last_error_at = CASE WHEN r.error = '' THEN s.last_error_at ELSE \(now) END
             FROM unnest(\(moves.map(\.due.appID))::bigint[], \(moves.map(\.due.scheduleID))::uuid[],
-                        \(moves.map { seconds($0.next) })::float8[], \(moves.map { seconds($0.fireAt) })::float8[],
-                        \(moves.map { $0.error ?? "" })::text[]) AS r (app_id, schedule_id, next, fire_at, error)
+                        \(moves.map { seconds($0.plan.next.nextOccurrence) })::float8[], \(moves.map { seconds($0.plan.next.fireAt) })::float8[],
+                        \(moves.map { $0.plan.error ?? "" })::text[]) AS r (app_id, schedule_id, next, fire_at, error)
             WHERE s.app_id = r.app_id AND s.schedule_id = r.schedule_id
             """,
             logger: self.logger)
@@ -273,7 +264,7 @@ extension ScheduleStore {
 
     /// The distinct time zones of the app's channels, a zone PostgreSQL does not know counting as `defaultZone`, which
     /// is always among them. Skips through `channels_by_time_zone`, one probe per zone.
-    static func zones(appID: Int64, defaultZone: String, on connection: PostgresConnection, logger: Logger) async throws -> [String] {
+    private static func zones(appID: Int64, defaultZone: String, on connection: PostgresConnection, logger: Logger) async throws -> [String] {
         try await connection.query(
             """
             WITH RECURSIVE reported (zone) AS (
@@ -288,14 +279,20 @@ extension ScheduleStore {
         ).decode(String.self).array()
     }
 
-    /// The instant each zone's clocks read `occurrence`; `""` is UTC.
-    static func instants(of occurrence: Date, in zones: [String], on connection: PostgresConnection, logger: Logger) async throws -> [(String, Date)] {
-        try await connection.query(
+    /// When each zone's clocks read each occurrence, as PostgreSQL's time zone database says, in one statement.
+    private static func instants(
+        of keys: [ZonedOccurrence], on connection: PostgresConnection, logger: Logger
+    ) async throws -> [ZonedOccurrence: Date] {
+        guard !keys.isEmpty else { return [:] }
+        let rows = try await connection.query(
             """
-            SELECT z, (\(occurrence)::timestamptz AT TIME ZONE 'UTC') AT TIME ZONE (CASE WHEN z = '' THEN 'UTC' ELSE z END)
-            FROM unnest(\(zones)::text[]) AS z
+            SELECT r.i, (r.occurrence AT TIME ZONE 'UTC') AT TIME ZONE r.zone
+            FROM unnest(\(keys.map(\.occurrence))::timestamptz[], \(keys.map(\.zone))::text[]) WITH ORDINALITY AS r (occurrence, zone, i)
             """,
             logger: logger
-        ).decode((String, Date).self).array()
+        ).decode((Int64, Date).self).array()
+        var instants: [ZonedOccurrence: Date] = [:]
+        for (number, instant) in rows { instants[keys[Int(number) - 1]] = instant }
+        return instants
     }
 }

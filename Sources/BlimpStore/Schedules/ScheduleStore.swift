@@ -30,9 +30,8 @@ public struct ScheduleStore: Sendable {
 
         /// A schedule just created: nothing fired yet.
         public init(created scheduleID: UUID, schedule: ScheduledPush, at now: Date) {
-            let (next, _) = ScheduleStore.firstFiring(of: schedule, now: now)
             self.init(
-                scheduleID: scheduleID, schedule: schedule, pushIDs: [], nextOccurrence: next, paused: schedule.recurrence?.paused ?? false,
+                scheduleID: scheduleID, schedule: schedule, pushIDs: [], nextOccurrence: ScheduleState(first: schedule, now: now).nextOccurrence, paused: schedule.recurrence?.paused ?? false,
                 lastError: nil, lastErrorAt: nil, createdAt: now)
         }
 
@@ -66,27 +65,12 @@ public struct ScheduleStore: Sendable {
     }
 
     /// Inserts `schedules` with their ids in one statement, within the caller's transaction (the push intake schedules
-    /// a start's end so). Columns go as arrays; a time is epoch seconds (-1 for none), an empty text is none.
+    /// a start's end so).
     static func insert(
         _ schedules: [(UUID, ScheduledPush)], appID: Int64, now: Date, on connection: PostgresConnection, logger: Logger
     ) async throws {
         guard !schedules.isEmpty else { return }
-        let firings = schedules.map { Self.firstFiring(of: $0.1, now: now) }
-        try await connection.query(
-            """
-            INSERT INTO schedules (app_id, schedule_id, name, local, scheduled_time, recurring, push, paused,
-                                   next_occurrence, next_fire_at, created_at, updated_at)
-            SELECT \(appID), r.id, NULLIF(r.name, ''), r.local, to_timestamp(r.time) AT TIME ZONE 'UTC', NULLIF(r.recurring, '')::jsonb,
-                   r.push::jsonb, r.paused, CASE WHEN r.next < 0 THEN NULL ELSE to_timestamp(r.next) AT TIME ZONE 'UTC' END,
-                   CASE WHEN r.fire_at < 0 THEN NULL ELSE to_timestamp(r.fire_at) END, \(now), \(now)
-            FROM unnest(\(schedules.map(\.0))::uuid[], \(schedules.map { $0.1.name ?? "" })::text[], \(schedules.map(\.1.time.isLocal))::boolean[],
-                        \(schedules.map { $0.1.time.wallClock.timeIntervalSince1970 })::float8[],
-                        \(schedules.map { $0.1.recurrence.map { ScheduledPush.json($0).text } ?? "" })::text[],
-                        \(schedules.map(\.1.push.request.text))::text[], \(schedules.map { $0.1.recurrence?.paused ?? false })::boolean[],
-                        \(firings.map { $0.next?.timeIntervalSince1970 ?? -1 })::float8[], \(firings.map { $0.fireAt?.timeIntervalSince1970 ?? -1 })::float8[])
-                 AS r (id, name, local, time, recurring, push, paused, next, fire_at)
-            """,
-            logger: logger)
+        try await connection.query(ScheduleColumn.insert(schedules, appID: appID, now: now), logger: logger)
     }
 
     /// Replaces the schedule with `schedule` (Airship's `PUT`: the whole object; a recurrence's `paused` is taken as
@@ -94,7 +78,7 @@ public struct ScheduleStore: Sendable {
     public func replace(
         _ scheduleID: UUID, with schedule: ScheduledPush, appID: Int64, now: Date, by origin: AuditOrigin
     ) async throws(StoreError) -> Bool {
-        let (next, fireAt) = Self.firstFiring(of: schedule, now: now)
+        let state = ScheduleState(first: schedule, now: now)
         let entry = origin.entry(appID: appID, .scheduleChanged, subject: scheduleID.lowercaseString, details: schedule.auditDetails)
         return try await self.audited(entry, at: now) { connection in
             try await connection.query(
@@ -102,8 +86,8 @@ public struct ScheduleStore: Sendable {
                 UPDATE schedules SET name = \(schedule.name), local = \(schedule.time.isLocal),
                        scheduled_time = \(schedule.time.wallClock)::timestamptz AT TIME ZONE 'UTC',
                        recurring = \(schedule.recurrence.map { ScheduledPush.json($0).text })::jsonb, push = \(schedule.push.request.text)::jsonb,
-                       paused = \(schedule.recurrence?.paused ?? false), next_occurrence = \(next)::timestamptz AT TIME ZONE 'UTC',
-                       next_fire_at = \(fireAt), updated_at = \(now)
+                       paused = \(schedule.recurrence?.paused ?? false),
+                       next_occurrence = \(state.nextOccurrence)::timestamptz AT TIME ZONE 'UTC', next_fire_at = \(state.fireAt), updated_at = \(now)
                 WHERE app_id = \(appID) AND schedule_id = \(scheduleID)
                 RETURNING 1
                 """,
@@ -119,12 +103,13 @@ public struct ScheduleStore: Sendable {
         guard let record = try await self.schedule(scheduleID, appID: appID) else { return false }
         var schedule = record.schedule
         schedule.recurrence?.paused = paused
-        let (next, fireAt) = paused ? (record.nextOccurrence, nil) : Self.firstFiring(of: schedule, now: now)
+        let state = paused ? ScheduleState(nextOccurrence: record.nextOccurrence, fireAt: nil) : ScheduleState(first: schedule, now: now)
         let entry = origin.entry(appID: appID, paused ? .schedulePaused : .scheduleResumed, subject: scheduleID.lowercaseString)
         return try await self.audited(entry, at: now) { connection in
             try await connection.query(
                 """
-                UPDATE schedules SET paused = \(paused), next_occurrence = \(next)::timestamptz AT TIME ZONE 'UTC', next_fire_at = \(fireAt),
+                UPDATE schedules SET paused = \(paused), next_occurrence = \(state.nextOccurrence)::timestamptz AT TIME ZONE 'UTC',
+                       next_fire_at = \(state.fireAt),
                        recurring = CASE WHEN recurring IS NULL THEN NULL ELSE jsonb_set(recurring, '{paused}', to_jsonb(\(paused))) END,
                        updated_at = \(now)
                 WHERE app_id = \(appID) AND schedule_id = \(scheduleID)
@@ -158,77 +143,43 @@ public struct ScheduleStore: Sendable {
 
     /// The schedule, or `nil`.
     public func schedule(_ scheduleID: UUID, appID: Int64) async throws(StoreError) -> Record? {
-        try await self.records(where: "s.schedule_id = $2", binding: scheduleID, appID: appID, limit: 1).first
+        try await self.records(appID: appID, only: scheduleID, limit: 1).first
     }
 
     /// A page of the app's schedules in creation order, from `start` (a schedule id) on; and the id that starts the next.
     public func list(appID: Int64, limit: Int, start: UUID?) async throws(StoreError) -> (records: [Record], next: UUID?) {
-        let records: [Record]
-        if let start {
-            records = try await self.records(
-                where: "(s.created_at, s.schedule_id) >= (SELECT created_at, schedule_id FROM schedules WHERE app_id = $1 AND schedule_id = $2)",
-                binding: start, appID: appID, limit: limit + 1)
-        } else {
-            records = try await self.records(where: "$2::uuid IS NULL", binding: nil, appID: appID, limit: limit + 1)
-        }
+        let records = try await self.records(appID: appID, from: start, limit: limit + 1)
         return (Array(records.prefix(limit)), records.count > limit ? records.last?.scheduleID : nil)
     }
 
-    private func records(where condition: String, binding: UUID?, appID: Int64, limit: Int) async throws(StoreError) -> [Record] {
-        var bindings = PostgresBindings()
-        bindings.append(appID)
-        bindings.append(binding)
-        bindings.append(limit)
-        let query = PostgresQuery(
-            unsafeSQL: """
-                SELECT s.schedule_id, s.name, s.local, s.scheduled_time AT TIME ZONE 'UTC', s.recurring::text, s.push::text,
-                       s.next_occurrence AT TIME ZONE 'UTC', s.paused, s.last_error, s.last_error_at, s.created_at,
-                       coalesce((SELECT array_agg(f.push_id ORDER BY f.fired_at, f.time_zone) FROM schedule_firings f
-                                 WHERE f.app_id = s.app_id AND f.schedule_id = s.schedule_id AND f.push_id IS NOT NULL), '{}')
-                FROM schedules s
-                WHERE s.app_id = $1 AND \(condition)
-                ORDER BY s.created_at, s.schedule_id
-                LIMIT $3
-                """,
-            binds: bindings)
+    /// What a read of a record selects.
+    private static let recordColumns: [ScheduleColumn.Selected] =
+        [.scheduleID, .nextOccurrence, .paused, .lastError, .lastErrorAt, .createdAt, .pushIDs] + ScheduleColumn.Selected.scheduleColumns
+
+    /// The app's schedules in creation order: `only` that one, or from `start` on (none from an unknown `start`).
+    private func records(appID: Int64, only: UUID? = nil, from start: UUID? = nil, limit: Int) async throws(StoreError) -> [Record] {
+        let query: PostgresQuery = """
+            SELECT \(unescaped: ScheduleColumn.Selected.selectList(Self.recordColumns))
+            FROM schedules s
+            WHERE s.app_id = \(appID) AND (\(only)::uuid IS NULL OR s.schedule_id = \(only))
+              AND (\(start)::uuid IS NULL
+                   OR (s.created_at, s.schedule_id) >= (SELECT created_at, schedule_id FROM schedules WHERE app_id = \(appID) AND schedule_id = \(start)))
+            ORDER BY s.created_at, s.schedule_id
+            LIMIT \(limit)
+            """
         let rows = try await StoreError.mapping { [query] in try await self.client.query(query, logger: self.logger).collect() }
         var records: [Record] = []
         for row in rows {
             do {
-                let (id, name, local, time, recurring, push, next, paused, lastError, lastErrorAt, createdAt, pushIDs) = try row.decode(
-                    (UUID, String?, Bool, Date, String?, String, Date?, Bool, String?, Date?, Date, [UUID]).self)
-                let schedule = try Self.stored(name: name, local: local, time: time, recurring: recurring, push: push)
+                let row = NamedRow<ScheduleColumn.Selected>(row)
                 records.append(Record(
-                    scheduleID: id, schedule: schedule, pushIDs: pushIDs, nextOccurrence: next, paused: paused, lastError: lastError,
-                    lastErrorAt: lastErrorAt, createdAt: createdAt))
+                    scheduleID: try row.decode(.scheduleID), schedule: try ScheduleColumn.Selected.schedule(in: row), pushIDs: try row.decode(.pushIDs),
+                    nextOccurrence: try row.decode(.nextOccurrence), paused: try row.decode(.paused), lastError: try row.decode(.lastError),
+                    lastErrorAt: try row.decode(.lastErrorAt), createdAt: try row.decode(.createdAt)))
             } catch {
                 throw .database(reason: "a schedule cannot be read: \(error)")
             }
         }
         return records
-    }
-
-    /// A stored schedule read back through the parser that checked it (without the checks against the time).
-    static func stored(name: String?, local: Bool, time: Date, recurring: String?, push: String) throws -> ScheduledPush {
-        var schedule: [RawJSON.Member] = [.init(local ? "local_scheduled_time" : "scheduled_time", .string(AirshipDate.format(time)))]
-        if let recurring { schedule.append(.init("recurring", try RawJSONParser.parse(recurring.utf8, numberLength: RawJSONParser.storedNumberLength))) }
-        var object: [RawJSON.Member] = [.init("schedule", .object(schedule)), .init("push", try RawJSONParser.parse(push.utf8, numberLength: RawJSONParser.storedNumberLength))]
-        if let name { object.append(.init("name", .string(name))) }
-        return try ScheduledPush(.object(object), at: "", now: nil)
-    }
-
-    /// The first occurrence to fire from `now` on (wall-clock) and when a worker first looks at it: at the occurrence
-    /// for UTC; for local time, when the first time zone reaches it. Both `nil` when nothing remains; the instant
-    /// `nil` when paused.
-    static func firstFiring(of schedule: ScheduledPush, now: Date) -> (next: Date?, fireAt: Date?) {
-        let earliest = schedule.time.isLocal ? now.addingTimeInterval(-ScheduledPush.latestOffset) : now
-        let next: Date? =
-            if schedule.recurrence == nil {
-                schedule.time.wallClock >= earliest ? schedule.time.wallClock : nil
-            } else {
-                schedule.recurrence?.occurrence(from: schedule.time.wallClock, atOrAfter: earliest)
-            }
-        guard let next, schedule.recurrence?.paused != true else { return (next, nil) }
-        return (next, schedule.time.isLocal ? next.addingTimeInterval(-ScheduledPush.earliestOffset) : next)
     }
 }
