@@ -182,12 +182,14 @@ public struct DispatchStore: Sendable {
         }
     }
 
-    /// Gives the part back at once (a worker shutting down): another worker resumes it from its cursor.
+    /// Gives the part back at once (a worker shutting down): another worker resumes it from its cursor. The part is
+    /// no longer the worker's, so a renewal of its lease still in flight (a cancelled store call may land after it
+    /// returns) finds nothing to renew instead of holding the part for another lease.
     public func release(_ push: ClaimedPush, worker: String) async throws(StoreError) {
         _ = try await StoreError.mapping {
             try await self.client.query(
                 """
-                UPDATE push_parts SET lease_expires_at = now()
+                UPDATE push_parts SET lease_expires_at = now(), claimed_by = NULL
                 WHERE \(held: HeldPart(push, worker: worker))
                 """,
                 logger: self.logger)
