@@ -27,7 +27,7 @@ public struct TokenOutcome: Sendable, Equatable {
     public var token: String
     public var pushID: UUID
     public var status: Int
-    public var reason: String?
+    public var reason: APNsReason?
     public var priority: Int?
     public var sentAt: Date
 }
@@ -99,7 +99,7 @@ extension ConsoleStore {
                 logger: self.logger)
             var outcomes: [TokenOutcome] = []
             for try await (token, pushID, status, reason, priority, sentAt) in rows.decode((String, UUID, Int, String?, Int?, Date).self) {
-                outcomes.append(TokenOutcome(token: token, pushID: pushID, status: status, reason: reason, priority: priority, sentAt: sentAt))
+                outcomes.append(TokenOutcome(token: token, pushID: pushID, status: status, reason: reason.map(APNsReason.init(rawValue:)), priority: priority, sentAt: sentAt))
             }
             return outcomes
         }
