@@ -37,7 +37,7 @@ struct BroadcastPublication {
         let outcome: DispatchStore.BroadcastOutcome
         switch response {
         case .accepted: outcome = .init(status: 200, reason: nil, requestID: requestID, publishedAt: self.now())
-        case .rejected(let status, let reason, _): outcome = .init(status: status, reason: reason?.rawValue, requestID: requestID, publishedAt: self.now())
+        case .rejected(let status, let reason, _): outcome = .init(status: status, reason: reason, requestID: requestID, publishedAt: self.now())
         case .noResponse: outcome = .init(status: 0, reason: nil, requestID: requestID, publishedAt: self.now())
         }
         var metadata: Logger.Metadata = [

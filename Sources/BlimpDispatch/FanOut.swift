@@ -79,7 +79,7 @@ struct FanOut {
                 span.attributes["blimp.sent"] = outcomes.count { $0.status == 200 }
                 return outcomes
             }
-            let refusal = outcomes.lazy.compactMap({ $0.reason.map(APNsReason.init(rawValue:)) }).first(where: APNsReason.refusingTheApp.contains)
+            let refusal = outcomes.lazy.compactMap(\.reason).first(where: APNsReason.refusingTheApp.contains)
             // APNs refusing the app fails the push, as it would every token: no parts are handed on to send more.
             if refusal != nil { (ahead.through, split) = (push.through, []) }
             (push.cursor, push.through) = (ahead.cursor, ahead.through)
@@ -128,7 +128,6 @@ struct FanOut {
             case .skipAlreadyActive: counts.skippedAlreadyActive += 1
             case .skipAwaitingToken: counts.skippedAwaitingToken += 1
             case .skipStartBudget: counts.skippedStartBudget += 1
-            case .invalidToken: counts.failed["invalid_token", default: 0] += 1
             }
         }
         let outcomes = try await self.deliver(sends, of: push)
@@ -136,7 +135,7 @@ struct FanOut {
             if outcome.status == 200 {
                 counts.sent += 1
             } else {
-                counts.failed[outcome.reason ?? (outcome.status == 0 ? "no_response" : "status_\(outcome.status)"), default: 0] += 1
+                counts.failed[DeliveryFailure(status: outcome.status, reason: outcome.reason), default: 0] += 1
             }
             if outcome.deadSince != nil { counts.tokensPruned += 1 }
         }
@@ -148,8 +147,6 @@ struct FanOut {
         case skipAlreadyActive
         case skipAwaitingToken
         case skipStartBudget
-        /// Not a token APNs could take (the schema's checks make this unreachable).
-        case invalidToken
     }
 
     /// What to do for one target: a start skips a channel where the name is already active or awaits its token, or
@@ -166,11 +163,10 @@ struct FanOut {
                 requested: push.priority, alerting: push.isAlerting, sentInLastHour: target.recentPriority10,
                 frequent: target.frequentPushes)
         }
-        guard let token = DeviceToken(target.token) else { return .invalidToken }
         let topic = push.pushType == .liveActivity ? APNsRequest.liveActivityTopic(bundleID: self.delivery.bundleID) : self.delivery.bundleID
         return .send(
             APNsRequest(
-                deviceToken: token, pushType: push.pushType, topic: topic, priority: priority,
+                deviceToken: target.token, pushType: push.pushType, topic: topic, priority: priority,
                 expiration: self.expiration(of: push), collapseID: push.collapseID, payload: push.body),
             target)
     }
@@ -212,10 +208,10 @@ struct FanOut {
                 case (_, .accepted(let apnsID, let uniqueID)):
                     outcomes.append(.init(target: target, status: 200, reason: nil, apnsID: apnsID, uniqueID: uniqueID, priority: request.priority))
                 case (.tokenInvalid(let since), .rejected(let status, let reason, _)):
-                    outcomes.append(.init(target: target, status: status, reason: reason?.rawValue, apnsID: nil, priority: request.priority,
+                    outcomes.append(.init(target: target, status: status, reason: reason, apnsID: nil, priority: request.priority,
                                           deadSince: since ?? .distantFuture))
                 case (_, .rejected(let status, let reason, _)):
-                    outcomes.append(.init(target: target, status: status, reason: reason?.rawValue, apnsID: nil, priority: request.priority))
+                    outcomes.append(.init(target: target, status: status, reason: reason, apnsID: nil, priority: request.priority))
                 case (_, .noResponse):
                     outcomes.append(.init(target: target, status: 0, reason: nil, apnsID: nil, priority: request.priority))
                 }

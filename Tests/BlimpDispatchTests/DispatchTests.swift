@@ -121,7 +121,7 @@ import Testing
             let id = try await harness.push(DispatchHarness.liveActivity("update", "m", #", "content_state": {"a": 1}"#))
             let report = try #require(try await harness.deliver([id]).first)
             #expect(report.counts.targets == 3 && report.counts.sent == 2, "\(report.counts)")
-            #expect(report.counts.failed == ["Unregistered": 1] && report.counts.tokensPruned == 1, "\(report.counts)")
+            #expect(report.counts.failed == [.rejected(.unregistered): 1] && report.counts.tokensPruned == 1, "\(report.counts)")
             for device in old { #expect(harness.received(device.token).isEmpty) }
             let remaining = try await harness.database.query(
                 "SELECT count(*)::int FROM live_activities WHERE token = \(live[0].token)", logger: TestDatabase.logger
@@ -187,7 +187,7 @@ import Testing
                 failed.values.allSatisfy { $0.map(\.number) == [1, 2, 3] && $0.allSatisfy { $0.response.contains("ServiceUnavailable") } },
                 "\(harness.attempts.notAcceptedHistory)")
             #expect(report.counts.sent == 60 - failed.count, "\(report.counts)")
-            #expect(report.counts.failed == (failed.isEmpty ? [:] : ["ServiceUnavailable": failed.count]), "\(report.counts)")
+            #expect(report.counts.failed == (failed.isEmpty ? [:] : [.rejected(.serviceUnavailable): failed.count]), "\(report.counts)")
         }
     }
 

@@ -69,7 +69,7 @@ import Testing
             let report = try #require(try await harness.deliver([pushID], with: workers).first)
             #expect(report.state == .failed)
             #expect(report.failureReason == "APNs refused the app's credentials or topic: InvalidProviderToken")
-            #expect(report.counts.targets == 10 && report.counts.failed == ["InvalidProviderToken": 10], "\(report.counts)")
+            #expect(report.counts.targets == 10 && report.counts.failed == [.rejected(.invalidProviderToken): 10], "\(report.counts)")
         }
     }
 

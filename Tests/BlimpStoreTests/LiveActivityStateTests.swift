@@ -101,7 +101,7 @@ import Testing
             #expect(activity.staleDate == Self.at(Self.hour))
             #expect(activity.priority10SendsThisHour == 1)
             let last = try #require(activity.lastUpdate)
-            #expect((last.pushID, last.event, last.timestamp, last.status, last.reason, last.priority) == (refused, .update, 101, 400, "BadDeviceToken", 5))
+            #expect((last.pushID, last.event, last.timestamp, last.status, last.reason, last.priority) == (refused, .update, 101, 400, .badDeviceToken, 5))
             #expect(last.sentAt == Self.at(120))
 
             clock.set(Self.at(Self.hour + 1))

@@ -51,7 +51,7 @@ struct ActivitiesPage: Sendable {
         func count(_ value: Int?) -> String { value.map(Format.count) ?? "–" }
         let last = summary.lastPushID.map { id in
             View.LastPush(
-                link: "\(base)/pushes/\(id.lowercaseString)", event: summary.lastPushEvent ?? "",
+                link: "\(base)/pushes/\(id.lowercaseString)", event: summary.lastPushEvent?.rawValue ?? "",
                 state: summary.lastPushState?.rawValue ?? "", age: summary.lastPushAt.map { Format.age($0, now: now) + " ago" } ?? "")
         }
         return View.Row(

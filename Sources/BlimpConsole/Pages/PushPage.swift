@@ -142,7 +142,7 @@ struct PushPage: Sendable {
             finishedAt: report.finishedAt.map(Format.time), expected: report.state.isFinished ? max(1, counts.targets) : max(1, expected),
             handled: report.state.isFinished ? max(1, counts.targets) : counts.sent + failed + counts.superseded,
             counts: rows.map { View.Count(key: $0.0, label: $0.1, value: Format.count($0.2)) },
-            failures: counts.failed.keys.sorted().map { View.Failure(reason: $0, count: Format.count(counts.failed[$0] ?? 0)) },
+            failures: counts.failed.sorted { $0.key < $1.key }.map { View.Failure(reason: $0.key.key, count: Format.count($0.value)) },
             hasFailures: !counts.failed.isEmpty, notice: notice, request: report.request.text,
             broadcast: report.broadcast.map { Self.broadcast($0, event: report.event, base: base) })
     }

@@ -48,11 +48,11 @@ enum Format {
     }
 
     /// An APNs status as people read it.
-    static func status(_ status: Int, reason: String?) -> String {
+    static func status(_ status: Int, reason: APNsReason?) -> String {
         switch status {
         case 0: "no answer"
         case 200: "200 delivered"
-        default: "\(status) \(reason ?? "")"
+        default: "\(status) \(reason?.rawValue ?? "")"
         }
     }
 }

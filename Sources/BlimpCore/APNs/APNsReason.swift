@@ -1,8 +1,9 @@
 /// The `reason` of an APNs error response, kept as text so that a reason Apple adds later is never a decoding error.
+/// It is text only where it is stored or written as JSON (`Codable` as its text).
 ///
 /// Every reason Apple documents for device pushes (https://developer.apple.com/documentation/usernotifications/handling-notification-responses-from-apns) and for broadcast channels
 /// and publishes (https://developer.apple.com/documentation/usernotifications/handling-error-responses-from-apns) has a constant.
-public struct APNsReason: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+public struct APNsReason: RawRepresentable, Sendable, Hashable, Codable, CustomStringConvertible {
     public let rawValue: String
 
     public init(rawValue: String) {

@@ -1,8 +1,9 @@
 /// An APNs device token (alert, Live Activity update, or push-to-start token) as lower-case hex.
 ///
 /// Apple says not to assume a token size; Live Activity tokens have been seen at 160 hex characters, so any even
-/// length from 64 to 200 is accepted (https://developer.apple.com/documentation/usernotifications/sending-notification-requests-to-apns).
-public struct DeviceToken: Sendable, Hashable, CustomStringConvertible {
+/// length from 64 to 200 is accepted (https://developer.apple.com/documentation/usernotifications/sending-notification-requests-to-apns). A stored token is
+/// checked once, as its row is read; whatever holds a `DeviceToken` sends it without checking it again.
+public struct DeviceToken: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
     /// The token in lower-case hex, as it goes into `/3/device/<token>`.
     public let hex: String
 
@@ -15,6 +16,14 @@ public struct DeviceToken: Sendable, Hashable, CustomStringConvertible {
         }
         self.hex = text.lowercased()
     }
+
+    /// The same as ``init(_:)``: a stored token (lower-case hex) reads as a `DeviceToken`.
+    public init?(rawValue: String) {
+        self.init(rawValue)
+    }
+
+    /// The token as it is stored: ``hex``.
+    public var rawValue: String { self.hex }
 
     /// Redacted for logs: the first 8 characters only.
     public var description: String { "\(self.hex.prefix(8))…" }

@@ -4,8 +4,8 @@ public struct PushCounts: Sendable, Equatable {
     public var targets = 0
     /// Accepted by APNs.
     public var sent = 0
-    /// Not delivered, by APNs reason (`no_response` when none came).
-    public var failed: [String: Int] = [:]
+    /// Not delivered, by why: APNs's reason, no answer (`no_response`), or an error status without a reason.
+    public var failed: [DeliveryFailure: Int] = [:]
     /// Sent at priority 5 because the token's priority-10 budget was spent.
     public var downgradedPriority = 0
     /// Updates to activities that had ended.
@@ -46,7 +46,7 @@ public struct PushCounts: Sendable, Equatable {
         self.superseded = count("superseded")
         self.tokensPruned = count("tokens_pruned")
         if case .object(let reasons)? = json["failed"] {
-            for reason in reasons { if case .number(let n) = reason.value { self.failed[reason.key] = Int(n) ?? 0 } }
+            for reason in reasons { if case .number(let n) = reason.value { self.failed[DeliveryFailure(key: reason.key)] = Int(n) ?? 0 } }
         }
     }
 
@@ -73,7 +73,7 @@ public struct PushCounts: Sendable, Equatable {
         .object([
             .init("targets", .integer(Int64(self.targets))),
             .init("sent", .integer(Int64(self.sent))),
-            .init("failed", .object(self.failed.sorted { $0.key < $1.key }.map { .init($0.key, .integer(Int64($0.value))) })),
+            .init("failed", .object(self.failed.sorted { $0.key < $1.key }.map { .init($0.key.key, .integer(Int64($0.value))) })),
             .init("downgraded_priority", .integer(Int64(self.downgradedPriority))),
             .init("skipped_ended", .integer(Int64(self.skippedEnded))),
             .init("skipped_already_active", .integer(Int64(self.skippedAlreadyActive))),

@@ -31,12 +31,12 @@ public struct PushReport: Sendable, Equatable {
         public var apnsChannelID: String
         /// For an update or end, once published: APNs's status (0: no answer) and reason.
         public var status: Int?
-        public var reason: String?
+        public var reason: APNsReason?
         /// The publish's `apns-request-id`.
         public var requestID: UUID?
         public var publishedAt: Date?
 
-        public init(apnsChannelID: String, status: Int? = nil, reason: String? = nil, requestID: UUID? = nil, publishedAt: Date? = nil) {
+        public init(apnsChannelID: String, status: Int? = nil, reason: APNsReason? = nil, requestID: UUID? = nil, publishedAt: Date? = nil) {
             self.apnsChannelID = apnsChannelID
             self.status = status
             self.reason = reason
@@ -53,7 +53,7 @@ public struct PushReport: Sendable, Equatable {
             if event != .start {
                 members += [
                     .init("status", self.status.map { .integer(Int64($0)) } ?? .null),
-                    .init("reason", self.reason.map(RawJSON.string) ?? .null),
+                    .init("reason", self.reason.map { .string($0.rawValue) } ?? .null),
                     .init("apns_request_id", self.requestID.map { .string($0.lowercaseString) } ?? .null),
                     .init("published_at", self.publishedAt.map { .string(AirshipDate.format($0)) } ?? .null),
                 ]

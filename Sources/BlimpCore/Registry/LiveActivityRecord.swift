@@ -102,14 +102,14 @@ public struct LiveActivityOutcome: Sendable, Equatable, Encodable {
     public var priority: Int?
     /// APNs's HTTP status; 0 when no answer came.
     public var status: Int
-    public var reason: String?
+    public var reason: APNsReason?
     public var apnsID: UUID?
     /// `apns-unique-id`, when APNs gave one (its sandbox does): the key of Apple's delivery log.
     public var apnsUniqueID: UUID?
     public var sentAt: Date
 
     public init(
-        pushID: UUID, event: LiveActivityNotification.Event, timestamp: Int64?, priority: Int?, status: Int, reason: String?,
+        pushID: UUID, event: LiveActivityNotification.Event, timestamp: Int64?, priority: Int?, status: Int, reason: APNsReason?,
         apnsID: UUID?, apnsUniqueID: UUID?, sentAt: Date
     ) {
         self.pushID = pushID

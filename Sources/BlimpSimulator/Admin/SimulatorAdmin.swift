@@ -84,7 +84,7 @@ public enum SimulatorAdmin {
     }
 
     private static func token(_ context: BasicRequestContext) throws -> DeviceToken {
-        guard let token = context.parameters.get("token").flatMap(DeviceToken.init) else {
+        guard let token = context.parameters.get("token").flatMap({ DeviceToken($0) }) else {
             throw HTTPError(.badRequest, message: "the token must be 64 to 200 hex characters")
         }
         return token

@@ -11,12 +11,12 @@ public struct ActivityNameSummary: Sendable, Equatable {
     public var expired: Int?
     public var lastPushID: UUID?
     public var lastPushState: PushState?
-    public var lastPushEvent: String?
+    public var lastPushEvent: LiveActivityNotification.Event?
     public var lastPushAt: Date?
 
     init(
         name: String, active: Int?, ended: Int?, expired: Int?, lastPushID: UUID?, lastPushState: PushState?,
-        lastPushEvent: String?, lastPushAt: Date?
+        lastPushEvent: LiveActivityNotification.Event?, lastPushAt: Date?
     ) {
         (self.name, self.active, self.ended, self.expired) = (name, active, ended, expired)
         (self.lastPushID, self.lastPushState, self.lastPushEvent, self.lastPushAt) = (lastPushID, lastPushState, lastPushEvent, lastPushAt)

@@ -45,7 +45,7 @@ public struct TokenOutcome: Sendable, Equatable {
     public var token: String
     public var pushID: UUID
     public var status: Int
-    public var reason: String?
+    public var reason: APNsReason?
     public var priority: Int?
     public var sentAt: Date
 

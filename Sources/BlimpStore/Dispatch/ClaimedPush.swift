@@ -144,7 +144,8 @@ public struct ClaimedPush: Sendable {
 /// One token a push goes to.
 public struct DispatchTarget: Sendable, Equatable {
     public var channelID: UUID
-    public var token: String
+    /// Checked as its row is read: a stored token that is not one is an unreadable row.
+    public var token: DeviceToken
     /// The channel allows frequent Live Activity updates (a larger priority-10 budget).
     public var frequentPushes: Bool
     /// Priority-10 sends to this token in the last hour.

@@ -7,12 +7,12 @@ extension DispatchStore {
     /// on the push while its worker holds part 0, so a part resumed later does not publish again.
     public struct BroadcastOutcome: Sendable, Equatable {
         public var status: Int
-        public var reason: String?
+        public var reason: APNsReason?
         /// The `apns-request-id` the publish was sent with (APNs echoes it).
         public var requestID: UUID
         public var publishedAt: Date
 
-        public init(status: Int, reason: String?, requestID: UUID, publishedAt: Date) {
+        public init(status: Int, reason: APNsReason?, requestID: UUID, publishedAt: Date) {
             self.status = status
             self.reason = reason
             self.requestID = requestID
@@ -25,7 +25,7 @@ extension DispatchStore {
         try await StoreError.mapping {
             try await self.client.query(
                 """
-                UPDATE pushes SET broadcast_status = \(Int16(outcome.status)), broadcast_reason = \(outcome.reason),
+                UPDATE pushes SET broadcast_status = \(Int16(outcome.status)), broadcast_reason = \(outcome.reason?.rawValue),
                                   broadcast_request_id = \(outcome.requestID), broadcast_published_at = \(outcome.publishedAt)
                 WHERE app_id = \(push.appID) AND push_id = \(push.pushID)
                   AND EXISTS (SELECT 1 FROM push_parts WHERE \(held: HeldPart(push, worker: worker)))

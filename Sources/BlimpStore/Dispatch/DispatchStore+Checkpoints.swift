@@ -9,7 +9,7 @@ extension DispatchStore {
         public var target: DispatchTarget
         /// The HTTP status; 0 when no answer came.
         public var status: Int
-        public var reason: String?
+        public var reason: APNsReason?
         public var apnsID: String?
         /// `apns-unique-id`, which APNs's sandbox sends with a 200 (https://developer.apple.com/documentation/usernotifications/handling-notification-responses-from-apns).
         public var uniqueID: String?
@@ -19,7 +19,7 @@ extension DispatchStore {
         public var deadSince: Date?
 
         public init(
-            target: DispatchTarget, status: Int, reason: String?, apnsID: String?, uniqueID: String? = nil, priority: APNsPriority,
+            target: DispatchTarget, status: Int, reason: APNsReason?, apnsID: String?, uniqueID: String? = nil, priority: APNsPriority,
             deadSince: Date? = nil
         ) {
             self.target = target
@@ -111,8 +111,8 @@ extension DispatchStore {
             INSERT INTO delivery_outcomes (app_id, push_id, token, channel_id, status, reason, apns_id, apns_unique_id, priority, sent_at)
             SELECT \(appID), \(pushID), token, channel_id, status, NULLIF(reason, ''),
                    NULLIF(apns_id, '')::uuid, NULLIF(apns_unique_id, '')::uuid, priority, \(now)
-            FROM unnest(\(outcomes.map(\.target.token))::text[], \(outcomes.map(\.target.channelID))::uuid[],
-                        \(outcomes.map { Int16($0.status) })::smallint[], \(outcomes.map { $0.reason ?? "" })::text[],
+            FROM unnest(\(outcomes.map(\.target.token.hex))::text[], \(outcomes.map(\.target.channelID))::uuid[],
+                        \(outcomes.map { Int16($0.status) })::smallint[], \(outcomes.map { $0.reason?.rawValue ?? "" })::text[],
                         \(outcomes.map { $0.apnsID ?? "" })::text[], \(outcomes.map(\.storedUniqueID))::text[],
                         \(outcomes.map { Int16($0.priority.rawValue) })::smallint[])
                  AS r (token, channel_id, status, reason, apns_id, apns_unique_id, priority)
@@ -164,7 +164,7 @@ extension DispatchStore {
         outcomes.compactMap { outcome in
             outcome.deadSince.map { since in
                 .object([
-                    .init("token", .string(outcome.target.token)),
+                    .init("token", .string(outcome.target.token.hex)),
                     .init("channel_id", .string(outcome.target.channelID.lowercaseString)),
                     .init("since", .number(String(since.timeIntervalSince1970))),
                 ])

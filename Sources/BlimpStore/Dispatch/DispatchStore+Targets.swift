@@ -16,7 +16,8 @@ extension DispatchStore {
         return try await StoreError.mapping { [query] in
             let rows = try await self.client.query(query, logger: self.logger)
             var targets: [DispatchTarget] = []
-            for try await (channel, token, frequent, recent, active, awaiting, starts) in rows.decode((UUID, String, Bool, Int, Bool, Bool, Int).self) {
+            for try await (channel, text, frequent, recent, active, awaiting, starts) in rows.decode((UUID, String, Bool, Int, Bool, Bool, Int).self) {
+                guard let token = DeviceToken(text) else { throw StoreError.database(reason: "a target's token is not an APNs device token") }
                 targets.append(DispatchTarget(
                     channelID: channel, token: token, frequentPushes: frequent, recentPriority10: recent,
                     alreadyActive: active, awaitingToken: awaiting, recentStarts: starts))

@@ -126,7 +126,7 @@ public struct PushReports: Sendable {
     private static func broadcast(_ row: NamedRow<Column>) throws(UnreadableColumn) -> PushReport.BroadcastPath? {
         guard let channelID: String = try row.decode(.broadcastChannelID) else { return nil }
         return PushReport.BroadcastPath(
-            apnsChannelID: channelID, status: try row.decode(.broadcastStatus), reason: try row.decode(.broadcastReason),
+            apnsChannelID: channelID, status: try row.decode(.broadcastStatus), reason: try row.decodeIfPresent(.broadcastReason),
             requestID: try row.decode(.broadcastRequestID), publishedAt: try row.decode(.broadcastPublishedAt))
     }
 }

@@ -118,7 +118,7 @@ struct LiveActivityRecords {
             var timestamp: Int64?
             var priority: Int?
             var status: Int
-            var reason: String?
+            var reason: APNsReason?
             var apnsID: UUID?
             var apnsUniqueID: UUID?
             var sentAt: Double

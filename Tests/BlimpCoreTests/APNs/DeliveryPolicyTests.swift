@@ -60,5 +60,13 @@ import Testing
     @Test(arguments: ["", String(repeating: "a", count: 62), String(repeating: "a", count: 202), String(repeating: "a", count: 65), String(repeating: "g", count: 64)])
     func refusesAnythingElse(_ text: String) {
         #expect(DeviceToken(text) == nil)
+        #expect(DeviceToken(rawValue: text) == nil)
+    }
+
+    @Test func aStoredTokenReadsAsItself() throws {
+        let stored = String(repeating: "0a", count: 50)
+        let token = try #require(DeviceToken(rawValue: stored))
+        #expect(token.rawValue == stored && token.hex == stored)
+        #expect(DeviceToken(rawValue: stored.uppercased()) == token)
     }
 }

@@ -101,7 +101,7 @@ import Testing
         var counts = PushCounts()
         counts.targets = 10
         counts.sent = 7
-        counts.failed = ["Unregistered": 1, "BadDeviceToken": 2]
+        counts.failed = [.rejected(.unregistered): 1, .rejected(.badDeviceToken): 2]
         counts.downgradedPriority = 3
         counts.skippedEnded = 4
         counts.skippedAlreadyActive = 5
@@ -133,7 +133,7 @@ import Testing
         var counts = PushCounts()
         counts.targets = 2
         counts.sent = 1
-        counts.failed = ["Unregistered": 1]
+        counts.failed = [.rejected(.unregistered): 1]
         let request = try PushInput.json(#"{"audience": "all", "device_types": ["ios"], "notification": {"ios": {"live_activity": {"event": "start", "name": "m"}}}}"#)
         let report = PushReport(
             pushID: Self.pushID, operationID: Self.operationID, state: .done, kind: .liveActivity, event: .start,
