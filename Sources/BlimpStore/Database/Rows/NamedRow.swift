@@ -42,6 +42,13 @@ struct NamedRow<Column: SelectedColumn> {
         return value
     }
 
+    /// The column as one of a closed set, or `nil` for NULL: what `decode` gives wherever an optional is wanted, so that
+    /// an optional field never reads NULL as an error.
+    func decode<T: RawRepresentable>(_ column: Column, as type: T?.Type = T?.self) throws(UnreadableColumn) -> T?
+    where T.RawValue: PostgresDecodable, T.RawValue._DecodableType == T.RawValue {
+        try self.decodeIfPresent(column)
+    }
+
     /// The column's text parsed as JSON (`jsonb` selected as `::text`).
     func json(_ column: Column) throws(UnreadableColumn) -> RawJSON {
         let text: String = try self.decode(column)
