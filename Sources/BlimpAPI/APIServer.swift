@@ -72,14 +72,14 @@ public enum APIServer {
         ChannelController(auth: auth, channels: stores.channels, publicURL: publicURL).addRoutes(to: api)
         NamedUserController(auth: auth, namedUsers: stores.namedUsers, publicURL: publicURL).addRoutes(to: api)
         LiveActivityController(auth: auth, channels: stores.channels, publicURL: publicURL).addRoutes(to: api)
-        let checks = PushChecks(
-            checks: LiveActivityChecks(channels: stores.liveActivityChannels, types: stores.liveActivityTypes), now: configuration.now)
+        let preparer = PushPreparer(
+            inputs: PushPreparationInputs(channels: stores.liveActivityChannels, types: stores.liveActivityTypes), now: configuration.now)
         PushController(
-            auth: auth, intake: stores.intake, reports: stores.reports, control: stores.control, checks: checks,
-            publicURL: publicURL, now: configuration.now
+            auth: auth, intake: stores.intake, reports: stores.reports, control: stores.control, preparer: preparer,
+            publicURL: publicURL
         ).addRoutes(to: api)
         ScheduleController(
-            auth: auth, schedules: stores.schedules, checks: checks, publicURL: publicURL, now: configuration.now
+            auth: auth, schedules: stores.schedules, preparer: preparer, publicURL: publicURL, now: configuration.now
         ).addRoutes(to: api)
         LiveActivityTypeController(auth: auth, types: stores.liveActivityTypes, now: configuration.now)
             .addRoutes(to: api)

@@ -105,4 +105,30 @@ import Testing
             #expect((try await client.send(.get, "/api/schedules", harness.master()).body["schedules"] as? [Any])?.count == 1)
         }
     }
+
+    /// A scheduled start's `end_at` is one instant: a one-time UTC schedule's must fall within 12 hours after the
+    /// schedule's time; a recurring or local-time schedule takes `end_after` only, which counts from each firing.
+    @Test func aScheduledStartsEndAtFallsWithinTwelveHoursOfAOneTimeSchedule() async throws {
+        let time = Date(timeIntervalSince1970: (Date().timeIntervalSince1970 + 86_400).rounded(.down))
+        @Sendable func start(_ ending: String) -> String {
+            #"{"audience": "all", "device_types": ["ios"], "notification": {"ios": {"live_activity": {"event": "start", "name": "match-1", "attributes_type": "MatchAttributes", "attributes": {"home": "Foxes"}, "content_state": {"home": 0}, "alert": {"title": "Kick-off"}, \#(ending)}}}}"#
+        }
+        @Sendable func endAt(_ seconds: TimeInterval) -> String { #""end_at": \#(Int64(time.timeIntervalSince1970 + seconds))"# }
+        let once = #"{"scheduled_time": "\#(AirshipDate.format(time))"}"#
+        let daily = #"{"scheduled_time": "\#(AirshipDate.format(time))", "recurring": {"cadence": {"type": "daily", "count": 1}}}"#
+        let local = #"{"local_scheduled_time": "\#(AirshipDate.format(time))"}"#
+        try await APIHarness.run { harness, client in
+            for (schedule, ending) in [(once, endAt(60)), (once, endAt(12 * 3600)), (daily, #""end_after": 600"#), (local, #""end_after": 600"#)] {
+                let created = try await client.send(.post, "/api/schedules", harness.master(), Self.schedule(schedule, push: start(ending)))
+                #expect(created.status == .created, "\(schedule) \(ending): \(created.body)")
+            }
+            for (schedule, ending) in [(once, endAt(0)), (once, endAt(12 * 3600 + 1)), (once, endAt(-600)), (daily, endAt(60)), (local, endAt(60))] {
+                let refused = try await client.send(.post, "/api/schedules", harness.master(), Self.schedule(schedule, push: start(ending)))
+                #expect(refused.status == .badRequest, "\(schedule) \(ending): \(refused.body)")
+                let path = (refused.body["details"] as? [String: Any])?["path"] as? String
+                #expect(path == "push.notification.ios.live_activity.end_at", "\(schedule) \(ending): \(refused.body)")
+            }
+            #expect((try await client.send(.get, "/api/schedules", harness.master()).body["schedules"] as? [Any])?.count == 4)
+        }
+    }
 }

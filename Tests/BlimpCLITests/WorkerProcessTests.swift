@@ -45,7 +45,7 @@ import Glibc
                 let intake = PushIntake(client: client, logger: TestDatabase.logger)
                 func push(_ name: String) async throws -> UUID {
                     let body = #"{"audience": "all", "device_types": ["ios"], "notification": {"ios": {"live_activity": {"event": "update", "name": "\#(name)", "priority": 5, "content_state": {"n": 1}}}}}"#
-                    let submission = PushSubmission(appID: 1, pushes: try Push.pushes(in: try RawJSONParser.parse(body.utf8)), idempotencyKey: nil)
+                    let submission = try PushSubmission(appID: 1, pushes: try Push.pushes(in: try RawJSONParser.parse(body.utf8)), idempotencyKey: nil)
                     _ = try await intake.accept(submission)
                     return submission.pushIDs[0]
                 }

@@ -74,7 +74,7 @@ struct DispatchHarness: Sendable {
     @discardableResult
     func push(_ json: String) async throws -> UUID {
         let pushes = try Push.pushes(in: try RawJSONParser.parse(json.utf8))
-        let submission = PushSubmission(appID: self.app.id, pushes: pushes, idempotencyKey: nil)
+        let submission = try PushSubmission(appID: self.app.id, pushes: pushes, idempotencyKey: nil)
         guard case .accepted = try await self.intake.accept(submission) else { throw Refused() }
         return submission.pushIDs[0]
     }

@@ -86,6 +86,53 @@ import Testing
         }
     }
 
+    /// A one-time schedule of a start with `end_after: 6`: when it fires, the start goes to the push-to-start token and,
+    /// in the same transaction, the end of its name is scheduled 6 s later; once the activity reports its update token,
+    /// the end reaches it when the clock gets there.
+    @Test func aScheduledStartEndsAfterItsEndAfter() async throws {
+        try await DispatchHarness.run { harness in
+            let device = try #require(try await harness.register(1, name: nil, startToken: "MatchAttributes").first)
+            let due = harness.clock.now.addingTimeInterval(60).wholeSeconds
+            let start = DispatchHarness.liveActivity(
+                "start", "match-5",
+                #", "attributes_type": "MatchAttributes", "attributes": {"home": "Foxes"}, "content_state": {"home": 0}, "alert": {"title": "Kick-off"}, "end_after": 6"#)
+            let id = try await self.create(#"{"scheduled_time": "\#(AirshipDate.format(due))"}"#, start, in: harness)
+            let startToken = try #require(try await harness.database.query(
+                "SELECT token FROM push_to_start_tokens WHERE channel_id = \(device.channelID)", logger: TestDatabase.logger
+            ).decode(String.self).collect().first)
+            let updateToken = SimulatorHarness.randomToken()
+            try await self.running([harness.worker()]) {
+                harness.clock.set(due.addingTimeInterval(1))
+                let firedAt = harness.clock.now
+                _ = try await self.waitForPushes(of: id, count: 1, in: harness)
+                let started = try #require(harness.received(startToken).first)
+                #expect(started.payload.contains(#""event":"start""#) && !started.payload.contains("end_after"), "\(started.payload)")
+
+                // The end waits for its time, 6 s after the firing (whole seconds, rounded up).
+                let end = try #require(try await harness.database.query(
+                    "SELECT schedule_id, next_fire_at FROM schedules WHERE name = 'end of match-5'", logger: TestDatabase.logger
+                ).decode((UUID, Date).self).collect().first)
+                #expect(end.1 == firedAt.addingTimeInterval(6).roundedUpToSeconds, "\(end.1)")
+                #expect(try await self.firings(of: end.0, in: harness).isEmpty)
+
+                // The activity reports its update token, as the SDK does once iOS started it.
+                try await harness.channels.apply(
+                    CheckedChannelBatch(
+                        tags: TagOperations(), attributes: [],
+                        liveActivities: [.setActivity(name: "match-5", activityID: UUID().uuidString, token: updateToken, startedAt: harness.clock.now,
+                                                      actionMilliseconds: Int64(harness.clock.now.timeIntervalSince1970 * 1000))]),
+                    channelID: device.channelID, appID: harness.app.id)
+                harness.clock.set(end.1.addingTimeInterval(1))
+                _ = try await self.waitForPushes(of: end.0, count: 1, in: harness)
+                let ended = try #require(harness.received(updateToken).first)
+                #expect(ended.payload.contains(#""event":"end""#), "\(ended.payload)")
+                // The two APNs timestamps, the start's and the end's, tell the same 6 s apart (7 with the rounding).
+                let gap = try Self.apsTimestamp(ended.payload) - Self.apsTimestamp(started.payload)
+                #expect((6...7).contains(gap), "\(started.payload) then \(ended.payload)")
+            }
+        }
+    }
+
     /// Devices in Berlin, New York and a zone PostgreSQL does not know (the app's default, UTC): a local-time schedule
     /// at 02:30 on the day New York skips from 02:00 to 03:00 fires in Berlin at 01:30 UTC, in UTC at 02:30 and in New
     /// York at 07:30 (the standard-time reading, 03:30 on its clocks), each push to its zone's devices only. One at
@@ -188,9 +235,17 @@ import Testing
     }
 
     private static func utc(_ text: String) -> Date { AirshipDate.parse(text)! }
+
+    /// The `aps.timestamp` of an APNs payload.
+    private static func apsTimestamp(_ payload: String) throws -> Int64 {
+        let digits = try #require(payload.split(separator: #""timestamp":"#).dropFirst().first).prefix { $0.isNumber }
+        return try #require(Int64(digits))
+    }
 }
 
 extension Date {
     /// Truncated to the second, as a schedule's times are.
     var wholeSeconds: Date { Date(timeIntervalSince1970: self.timeIntervalSince1970.rounded(.down)) }
+    /// Rounded up to the second, as an ending's time is.
+    var roundedUpToSeconds: Date { Date(timeIntervalSince1970: self.timeIntervalSince1970.rounded(.up)) }
 }

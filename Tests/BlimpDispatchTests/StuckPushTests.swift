@@ -138,7 +138,7 @@ import Testing
                 try await harness.push(DispatchHarness.liveActivity("update", "backlog-\(index)", #", "content_state": {"s": 1}"#))
             }
             let single = try Push.pushes(in: try RawJSONParser.parse(DispatchHarness.liveActivity("update", "single", #", "content_state": {"s": 1}"#).utf8))
-            let submission = PushSubmission(appID: other.id, pushes: single, idempotencyKey: nil)
+            let submission = try PushSubmission(appID: other.id, pushes: single, idempotencyKey: nil)
             guard case .accepted = try await harness.intake.accept(submission) else { throw DispatchHarness.Refused() }
             let store = DispatchStore(client: harness.database, logger: TestDatabase.logger)
             var claimed: [Int64] = []

@@ -81,7 +81,7 @@ import Testing
             let pushes = try [PushIntakeTests.push(#"{"event": "update", "name": "m", "content_state": {"home": 1}}"#),
                               PushIntakeTests.push(#"{"event": "end", "name": "n", "content_state": {"home": 2}}"#)]
             let origin = AuditOrigin(actor: .masterSecret, address: "192.0.2.1")
-            let submission = PushSubmission(appID: app.id, pushes: pushes, idempotencyKey: "once", origin: origin)
+            let submission = try PushSubmission(appID: app.id, pushes: pushes, idempotencyKey: "once", origin: origin)
             #expect(try await intake.accept(submission) == .accepted(operationID: submission.operationID, pushIDs: submission.pushIDs))
             // A replay of the key queues nothing, so records nothing.
             _ = try await intake.accept(PushSubmission(appID: app.id, pushes: pushes, idempotencyKey: "once", origin: origin))

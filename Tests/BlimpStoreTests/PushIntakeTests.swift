@@ -43,7 +43,7 @@ import Testing
     @Test func anAcceptedPushIsQueuedWithItsAPNsBody() async throws {
         try await self.withIntake { intake, reports, app, _, _, client in
             let push = try self.update("match-1", state: #"{"score": 0.941, "Big": 123456789012345678901234}"#)
-            let submission = PushSubmission(appID: app.id, pushes: [push], idempotencyKey: nil)
+            let submission = try PushSubmission(appID: app.id, pushes: [push], idempotencyKey: nil)
             #expect(try await intake.accept(submission) == .accepted(operationID: submission.operationID, pushIDs: submission.pushIDs))
             #expect(try await self.bodies(client) == [
                 #"{"aps":{"timestamp":1800000000,"event":"update","content-state":{"score":0.941,"Big":123456789012345678901234}}}"#
@@ -64,15 +64,15 @@ import Testing
     /// newer is refused with nothing of its request queued.
     @Test func timestampsOfANameOnlyMoveForward() async throws {
         try await self.withIntake { intake, _, app, other, clock, client in
-            let first = PushSubmission(appID: app.id, pushes: [try self.update("m"), try self.update("m")], idempotencyKey: nil)
+            let first = try PushSubmission(appID: app.id, pushes: [try self.update("m"), try self.update("m")], idempotencyKey: nil)
             _ = try await intake.accept(first)
-            let second = PushSubmission(appID: app.id, pushes: [try self.update("m")], idempotencyKey: nil)
+            let second = try PushSubmission(appID: app.id, pushes: [try self.update("m")], idempotencyKey: nil)
             _ = try await intake.accept(second)
             #expect(try await self.count(client, "SELECT count(DISTINCT aps_timestamp) FROM pushes") == 3)
             #expect(try await self.count(client, "SELECT max(aps_timestamp) - min(aps_timestamp) FROM pushes") == 2)
 
             // Given, not newer: refused; the request's other push is not queued either.
-            let stale = PushSubmission(appID: app.id, pushes: [try self.update("n"), try self.update("m", timestamp: 1_800_000_002)], idempotencyKey: nil)
+            let stale = try PushSubmission(appID: app.id, pushes: [try self.update("n"), try self.update("m", timestamp: 1_800_000_002)], idempotencyKey: nil)
             #expect(try await intake.accept(stale) == .staleTimestamp(pushIndex: 1, name: "m", timestamp: 1_800_000_002, last: 1_800_000_002))
             #expect(try await self.count(client) == 3)
 
@@ -90,9 +90,9 @@ import Testing
 
     @Test func anIdempotencyKeyAnswersItsFirstAnswerForADay() async throws {
         try await self.withIntake { intake, _, app, other, clock, client in
-            let first = PushSubmission(appID: app.id, pushes: [try self.update("m")], idempotencyKey: "k1")
+            let first = try PushSubmission(appID: app.id, pushes: [try self.update("m")], idempotencyKey: "k1")
             let answer = try await intake.accept(first)
-            let retry = PushSubmission(appID: app.id, pushes: [try self.update("m")], idempotencyKey: "k1")
+            let retry = try PushSubmission(appID: app.id, pushes: [try self.update("m")], idempotencyKey: "k1")
             #expect(try await intake.accept(retry) == answer)
             #expect(try await self.count(client) == 1)
             // Another app's key is its own.
@@ -100,7 +100,7 @@ import Testing
             #expect(try await self.count(client) == 2)
             // After 24 hours the key is new again.
             clock.advance(by: 24 * 3600 + 1)
-            let later = PushSubmission(appID: app.id, pushes: [try self.update("m")], idempotencyKey: "k1")
+            let later = try PushSubmission(appID: app.id, pushes: [try self.update("m")], idempotencyKey: "k1")
             #expect(try await intake.accept(later) == .accepted(operationID: later.operationID, pushIDs: later.pushIDs))
             #expect(try await self.count(client) == 3)
             // The janitor deletes keys older than a day: the other app's (this app's was claimed again).
@@ -115,7 +115,7 @@ import Testing
         try await self.withIntake { intake, _, app, _, _, client in
             let answers = try await withThrowingTaskGroup(of: PushAcceptance.self) { group in
                 for _ in 0..<20 {
-                    let submission = PushSubmission(appID: app.id, pushes: [try self.update("m")], idempotencyKey: "same")
+                    let submission = try PushSubmission(appID: app.id, pushes: [try self.update("m")], idempotencyKey: "same")
                     group.addTask { try await intake.accept(submission) }
                 }
                 return try await group.reduce(into: []) { $0.append($1) }
@@ -123,9 +123,9 @@ import Testing
             #expect(Set(answers.map { "\($0)" }).count == 1)
             #expect(try await self.count(client) == 1)
 
-            let refused = PushSubmission(appID: app.id, pushes: [try self.update("m", timestamp: 1_000_000_000)], idempotencyKey: "fix-me")
+            let refused = try PushSubmission(appID: app.id, pushes: [try self.update("m", timestamp: 1_000_000_000)], idempotencyKey: "fix-me")
             guard case .staleTimestamp = try await intake.accept(refused) else { Issue.record("not refused"); return }
-            let corrected = PushSubmission(appID: app.id, pushes: [try self.update("m", timestamp: 1_900_000_000)], idempotencyKey: "fix-me")
+            let corrected = try PushSubmission(appID: app.id, pushes: [try self.update("m", timestamp: 1_900_000_000)], idempotencyKey: "fix-me")
             #expect(try await intake.accept(corrected) == .accepted(operationID: corrected.operationID, pushIDs: corrected.pushIDs))
             #expect(try await self.count(client) == 2)
         }
@@ -135,7 +135,7 @@ import Testing
         try await self.withIntake { intake, reports, app, other, clock, _ in
             var ids: [UUID] = []
             for _ in 0..<5 {
-                let submission = PushSubmission(appID: app.id, pushes: [try self.update("m")], idempotencyKey: nil)
+                let submission = try PushSubmission(appID: app.id, pushes: [try self.update("m")], idempotencyKey: nil)
                 _ = try await intake.accept(submission)
                 ids.append(submission.pushIDs[0])
                 clock.advance(by: 1)
@@ -165,7 +165,7 @@ import Testing
             for index in 0..<30 {
                 let text = random.update(name: "name-\(index)")
                 let push = try Push.pushes(in: try RawJSONParser.parse(text.utf8))[0]
-                let submission = PushSubmission(appID: app.id, pushes: [push], idempotencyKey: nil)
+                let submission = try PushSubmission(appID: app.id, pushes: [push], idempotencyKey: nil)
                 guard case .accepted = try await intake.accept(submission) else { Issue.record("refused: \(text)"); continue }
                 accepted[submission.pushIDs[0]] = push
             }

@@ -12,9 +12,8 @@ struct PushController: Sendable {
     let intake: PushIntake
     let reports: PushReports
     let control: PushControl
-    let checks: PushChecks
+    let preparer: PushPreparer
     let publicURL: PublicURL
-    let now: @Sendable () -> Date
 
     /// The largest request body, as Airship's.
     static let maximumBody = 5 * 1024 * 1024
@@ -45,18 +44,9 @@ struct PushController: Sendable {
     private func queue(_ request: Request, _ context: some RequestContext) async throws -> Response {
         let caller = try await self.auth.master(request, .push)
         let key = try Self.idempotencyKey(of: request)
-        let (pushes, isBatch, channels) = try await self.pushes(in: request, appID: caller.app.id)
-        var submission = PushSubmission(
-            appID: caller.app.id, pushes: pushes, idempotencyKey: key, broadcastChannels: channels,
-            origin: self.auth.origin(of: caller, request, context))
-        for (index, push) in pushes.enumerated() {
-            do {
-                guard let ending = try ScheduledPush.ending(of: push, acceptedAt: self.now(), at: isBatch ? "[\(index)]." : "") else { continue }
-                submission.endings.append((UUID.random(), ending))
-            } catch {
-                throw AirshipError.invalid(error)
-            }
-        }
+        let (prepared, isBatch) = try await self.pushes(in: request, appID: caller.app.id)
+        let submission = PushSubmission(
+            appID: caller.app.id, prepared: prepared, idempotencyKey: key, origin: self.auth.origin(of: caller, request, context))
         switch try await self.intake.accept(submission) {
         case .accepted(let operationID, let pushIDs):
             return AirshipJSON.response(status: .accepted, json: Self.accepted(operationID: operationID, pushIDs: pushIDs))
@@ -79,14 +69,13 @@ struct PushController: Sendable {
         return AirshipJSON.ok()
     }
 
-    /// The request's pushes, checked as they will be sent (``PushChecks``: their content against the app's Live
-    /// Activity types, a name backed by a live activity channel against ``BroadcastRules``, a payload's size), whether
-    /// they came as an array, and the live activity channel ids of their names that have one.
-    private func pushes(in request: Request, appID: Int64) async throws -> (pushes: [Push], isBatch: Bool, channels: [String: String]) {
+    /// The request's pushes, prepared as they will be queued (``PushPreparer``: checked against the app's Live Activity
+    /// types and live activity channels, their payloads built and sized, starts' endings scheduled), and whether they
+    /// came as an array.
+    private func pushes(in request: Request, appID: Int64) async throws -> (prepared: [PreparedPush], isBatch: Bool) {
         let json = try await AirshipJSON.json(from: request, upTo: Self.maximumBody)
         let pushes = try Push.pushes(in: json)
-        let channels = try await self.checks.check(pushes, paths: pushes.indices.map { json.isArray ? "[\($0)]." : "" }, appID: appID)
-        return (pushes, json.isArray, channels)
+        return (try await self.preparer.prepare(pushes, paths: pushes.indices.map { json.isArray ? "[\($0)]." : "" }, appID: appID), json.isArray)
     }
 
     func report(_ request: Request, _ context: some RequestContext) async throws -> Response {

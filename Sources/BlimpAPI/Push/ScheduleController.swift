@@ -11,7 +11,7 @@ import Hummingbird
 struct ScheduleController: Sendable {
     let auth: Authenticator
     let schedules: ScheduleStore
-    let checks: PushChecks
+    let preparer: PushPreparer
     let publicURL: PublicURL
     let now: @Sendable () -> Date
 
@@ -115,7 +115,7 @@ struct ScheduleController: Sendable {
             next: page.next, path: "/api/schedules", limit: limit, base: self.publicURL.base(for: request))
     }
 
-    /// The request's schedules, each push checked as `POST /api/push` checks it.
+    /// The request's schedules, each push checked as `POST /api/push` checks it (``PushPreparer``).
     private func checked(_ json: RawJSON, appID: Int64) async throws -> [ScheduledPush] {
         let schedules: [ScheduledPush]
         do {
@@ -123,15 +123,7 @@ struct ScheduleController: Sendable {
         } catch {
             throw AirshipError.invalid(error)
         }
-        let paths = schedules.indices.map { json.isArray ? "[\($0)]." : "" }
-        let channels = try await self.checks.check(schedules.map(\.push), paths: paths.map { $0 + "push." }, appID: appID)
-        // A live activity channel's publish reaches every subscriber at once, whatever their time zone.
-        for (schedule, path) in zip(schedules, paths) where schedule.time.isLocal {
-            guard case .liveActivity(let activity) = schedule.push.content, channels[activity.name] != nil else { continue }
-            throw AirshipError.invalid(InvalidField(
-                "\(path)schedule.local_scheduled_time",
-                "'\(activity.name)' is published through a live activity channel to every subscriber at once: schedule it in UTC"))
-        }
+        _ = try await self.preparer.prepare(schedules: schedules, paths: schedules.indices.map { json.isArray ? "[\($0)]." : "" }, appID: appID)
         return schedules
     }
 

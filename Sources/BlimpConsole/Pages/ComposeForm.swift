@@ -25,6 +25,8 @@ struct ComposeForm: Sendable {
     var staleDate = ""
     var dismissalDate = ""
     var relevanceScore = ""
+    /// A start's `end_after`, in minutes (1 to 720: 12 hours).
+    var endAfter = ""
     /// The fields a declared type's schemas gave the form (``SchemaFields``), by field name (`content_state.home`).
     var typed: [String: String] = [:]
     /// `all` or `any` of the included selectors.
@@ -48,6 +50,7 @@ struct ComposeForm: Sendable {
         self.staleDate = form["stale_date"] ?? ""
         self.dismissalDate = form["dismissal_date"] ?? ""
         self.relevanceScore = form["relevance_score"] ?? ""
+        self.endAfter = form["end_after"] ?? ""
         self.typed = form.fields(prefixed: "content_state.").merging(form.fields(prefixed: "attributes.")) { first, _ in first }
         self.match = form["match"] == "any" ? "any" : "all"
         self.include = (0..<Self.includeRows).map { Self.selector(form, "aud", $0) }
@@ -64,10 +67,13 @@ struct ComposeForm: Sendable {
     /// What is wrong with the form: a message by field name (`form` for the whole form).
     struct Errors: Error { let byField: [String: String] }
 
-    /// The push the form describes, checked as the API checks it, or the form's errors by field name. With the
+    /// The minutes a start may end after: a minute to the 12 hours an activity lives.
+    static let endAfterMinutes: ClosedRange<Int64> = 1...(LiveActivityNotification.Ending.longest / 60)
+
+    /// The push the form describes, read as the API reads it, or the form's errors by field name. With the
     /// declared `type` of the push, its content and (for a start) its attributes are built from the type's fields
     /// unless their raw JSON box is filled, which wins.
-    func push(now: Date, type: LiveActivityType? = nil) -> Result<Push, Errors> {
+    func push(type: LiveActivityType? = nil) -> Result<Push, Errors> {
         var errors: [String: String] = [:]
         var activity: [RawJSON.Member] = [.init("event", .string(self.event)), .init("name", .string(self.name))]
         func json(_ text: String, _ key: String, _ schema: ActivitySchema?) {
@@ -106,6 +112,13 @@ struct ComposeForm: Sendable {
                 errors["relevance_score"] = "The relevance score is a number."
             }
         }
+        if !self.endAfter.isEmpty {
+            if let minutes = Int64(self.endAfter), Self.endAfterMinutes.contains(minutes) {
+                activity.append(.init("end_after", .integer(minutes * 60)))
+            } else {
+                errors["end_after"] = "Write a whole number of minutes from 1 to \(Self.endAfterMinutes.upperBound) (12 hours)."
+            }
+        }
         guard errors.isEmpty else { return .failure(Errors(byField: errors)) }
         let request = RawJSON.object([
             .init("audience", self.audience),
@@ -114,7 +127,6 @@ struct ComposeForm: Sendable {
         ])
         do {
             guard let push = try Push.pushes(in: request).first else { return .failure(Errors(byField: ["form": "The form describes no push."])) }
-            try APNsPayload(push, timestamp: Int64(now.timeIntervalSince1970)).checkSize(at: "notification")
             return .success(push)
         } catch {
             return .failure(Errors(byField: [Self.field(of: error.path): error.message]))
@@ -153,7 +165,7 @@ struct ComposeForm: Sendable {
         switch key {
         case "alert": return "alert_title"
         case "event", "name", "content_state", "attributes_type", "attributes", "priority", "stale_date", "dismissal_date",
-            "relevance_score":
+            "relevance_score", "end_after":
             return String(key)
         default: return "form"
         }

@@ -6,18 +6,19 @@ import Hummingbird
 /// The marketer's page: start, update or end a Live Activity by name for an audience of tags, named users and channels.
 /// When the push's Live Activity type has a schema (a start's `attributes_type`; for an update or end, the type the
 /// name was last started as, or the type the form names), the page offers a field per property (``SchemaFields``)
-/// instead of hand-written JSON. Preview shows the exact APNs payload, its size against APNs's limit and how many
-/// tokens the audience reaches now; sending queues it as `POST /api/push` would (checked by ``LiveActivityChecks``:
-/// its content against its type, a name backed by a live activity channel following ``BroadcastRules``) and lands on
-/// the push's live report. Scheduling instead checks the form's schedule as `POST /api/schedules` would, creates it
-/// and lands on the app's schedules.
+/// instead of hand-written JSON. A start may end after a number of minutes (`end_after`). Every action prepares the
+/// push as `POST /api/push` does (``PushPreparation``: its content against its type, a name backed by a live activity
+/// channel following ``BroadcastRules``, the payload built once and sized, a start's ending), so the form refuses what
+/// the API refuses, with its words. Preview shows that payload, its size against its limit and how many tokens the
+/// audience reaches now; sending queues it and lands on the push's live report. Scheduling instead checks the form's
+/// schedule as `POST /api/schedules` would, creates it and lands on the app's schedules.
 struct ComposePage: Sendable {
     let gate: ConsoleGate
     let intake: PushIntake
     let schedules: ScheduleStore
     let dispatch: DispatchStore
     let types: LiveActivityTypeStore
-    let checks: LiveActivityChecks
+    let inputs: PushPreparationInputs
     let renderer: PageRenderer
 
     struct View: Sendable {
@@ -32,13 +33,13 @@ struct ComposePage: Sendable {
         }
         struct Errors: Sendable {
             let form, event, name, contentState, alertTitle, attributesType, attributes, priority, staleDate, dismissalDate,
-                relevanceScore, audience: String?
+                relevanceScore, endAfter, audience: String?
 
             init(_ errors: [String: String]) {
                 (self.form, self.event, self.name, self.contentState) = (errors["form"], errors["event"], errors["name"], errors["content_state"])
                 (self.alertTitle, self.attributesType, self.attributes) = (errors["alert_title"], errors["attributes_type"], errors["attributes"])
                 (self.priority, self.staleDate, self.dismissalDate) = (errors["priority"], errors["stale_date"], errors["dismissal_date"])
-                (self.relevanceScore, self.audience) = (errors["relevance_score"], errors["audience"])
+                (self.relevanceScore, self.endAfter, self.audience) = (errors["relevance_score"], errors["end_after"], errors["audience"])
             }
         }
         struct Preview: Sendable {
@@ -47,6 +48,8 @@ struct ComposePage: Sendable {
             let limit: Int
             let fits: Bool
             let reach: String
+            /// `token` or `tokens`, as many as ``reach``.
+            let reachUnit: String
             let pushType: String
             let priority: Int
         }
@@ -111,40 +114,37 @@ struct ComposePage: Sendable {
         }
         if fields["action"] == "fields" { return self.page(scope, form, scheduleForm, type: type, errors: [:], preview: nil) }
         let push: Push
-        switch form.push(now: now, type: type) {
+        switch form.push(type: type) {
         case .failure(let errors): return refused(errors.byField)
-        case .success(let checked): push = checked
+        case .success(let read): push = read
         }
-        let channels: [String: String]
-        let checked: Result<[String: String], LiveActivityChecks.Refusal>
-        do {
-            checked = try await self.checks.check([push], paths: [""], appID: scope.app.id, now: now, inputs: inputs)
-        } catch { throw ConsoleError.from(error) }
-        switch checked {
-        case .success(let live): channels = live
-        case .failure(let refusal): return refused(Self.errors(refusal.field), status: refusal.isChannelGone ? .conflict : .badRequest)
-        }
-        switch fields["action"] {
-        case "send": break
-        case "schedule":
+        if fields["action"] == "schedule" {
+            let schedule: ScheduledPush
             switch scheduleForm.schedule(of: push, now: now) {
             case .failure(let errors): return refused(errors.byField)
-            case .success(let schedule):
-                do {
-                    _ = try await self.schedules.create([schedule], appID: scope.app.id, now: now, by: scope.origin)
-                } catch { throw ConsoleError.from(error) }
-                return PageRenderer.redirect(to: "/console/app/\(scope.app.appKey)/schedules")
+            case .success(let checked): schedule = checked
             }
-        default:
-            let preview = try await self.preview(push, channels: channels, appID: scope.app.id, now: now)
+            if case .failure(let refusal) = try await self.prepare(push, schedule: schedule, appID: scope.app.id, types: inputs, now: now) {
+                return refused(Self.errors(refusal.field), status: refusal.isChannelGone ? .conflict : .badRequest)
+            }
+            do {
+                _ = try await self.schedules.create([schedule], appID: scope.app.id, now: now, by: scope.origin)
+            } catch { throw ConsoleError.from(error) }
+            return PageRenderer.redirect(to: "/console/app/\(scope.app.appKey)/schedules")
+        }
+        let prepared: PreparedPush
+        switch try await self.prepare(push, schedule: nil, appID: scope.app.id, types: inputs, now: now) {
+        case .failure(let refusal): return refused(Self.errors(refusal.field), status: refusal.isChannelGone ? .conflict : .badRequest)
+        case .success(let ready): prepared = ready
+        }
+        guard fields["action"] == "send" else {
+            let preview = try await self.preview(prepared, appID: scope.app.id, now: now)
             return self.page(scope, form, scheduleForm, type: type, errors: [:], preview: preview)
         }
         let acceptance: PushAcceptance
         do {
             acceptance = try await self.intake.accept(
-                PushSubmission(
-                    appID: scope.app.id, pushes: [push], idempotencyKey: "console:" + form.idempotencyKey, broadcastChannels: channels,
-                    origin: scope.origin))
+                PushSubmission(appID: scope.app.id, prepared: [prepared], idempotencyKey: "console:" + form.idempotencyKey, origin: scope.origin))
         } catch { throw ConsoleError.from(error) }
         switch acceptance {
         case .accepted(_, let pushIDs):
@@ -154,31 +154,51 @@ struct ComposePage: Sendable {
         }
     }
 
+    /// `push` prepared as the API prepares it (``PushPreparation``), as `schedule`'s push when it is scheduled, or the
+    /// refusal; `types` are the type inputs the page already read for its fields.
+    private func prepare(
+        _ push: Push, schedule: ScheduledPush?, appID: Int64, types: LiveActivityTypeRules.Inputs, now: Date
+    ) async throws -> Result<PreparedPush, PushRefusal> {
+        let inputs: PushPreparation.Inputs
+        do {
+            inputs = try await self.inputs.read(for: [push], appID: appID, types: types)
+        } catch { throw ConsoleError.from(error) }
+        do {
+            if let schedule { return .success(try PushPreparation.prepare(schedules: [schedule], paths: [""], inputs: inputs, now: now)[0]) }
+            return .success(try PushPreparation.prepare([push], paths: [""], inputs: inputs, now: now)[0])
+        } catch {
+            return .failure(error)
+        }
+    }
+
     /// A refusal shown next to the form field it is about, with its path as the API answers it; and next to the
     /// type's field for the path, when the form shows one (`notification.ios.live_activity.content_state.home`).
+    /// A scheduled push's path (`push.notification…`) is shown as the push's.
     static func errors(_ refusal: InvalidField) -> [String: String] {
-        var errors = [ComposeForm.field(of: refusal.path): refusal.path.isEmpty ? refusal.message : "\(refusal.path): \(refusal.message)"]
+        let path = refusal.path.hasPrefix("push.") ? String(refusal.path.dropFirst("push.".count)) : refusal.path
+        let field = path.hasPrefix("schedule") ? ScheduleForm.field(of: path) : ComposeForm.field(of: path)
+        var errors = [field: path.isEmpty ? refusal.message : "\(path): \(refusal.message)"]
         let activity = "notification.ios.live_activity."
-        if refusal.path.hasPrefix(activity) { errors[String(refusal.path.dropFirst(activity.count))] = refusal.message }
+        if path.hasPrefix(activity) { errors[String(path.dropFirst(activity.count))] = refusal.message }
         return errors
     }
 
-    /// The exact APNs payload of `push` now, and how many tokens it would reach.
-    private func preview(_ push: Push, channels: [String: String], appID: Int64, now: Date) async throws -> View.Preview {
-        var payload = APNsPayload(push, timestamp: Int64(now.timeIntervalSince1970))
+    /// The push's APNs payload as prepared (its timestamp set when it is accepted), and how many tokens it would reach.
+    private func preview(_ prepared: PreparedPush, appID: Int64, now: Date) async throws -> View.Preview {
+        let payload = prepared.payload
         var reach = 0
-        if case .liveActivity(let activity) = push.content {
-            payload = APNsPayload(push, timestamp: Int64(now.timeIntervalSince1970), broadcastChannelID: channels[activity.name])
+        if case .liveActivity(let activity) = prepared.push.content {
             do {
                 reach = try await self.dispatch.reach(
                     appID: appID, kind: .liveActivity(activity.event, name: activity.name, attributesType: activity.attributesType),
-                    audience: push.audience, priority: payload.priority, now: now)
+                    audience: prepared.push.audience, priority: payload.priority, now: now)
             } catch { throw ConsoleError.from(error) }
         }
         let size = payload.body.utf8.count
         return View.Preview(
-            payload: payload.body, size: size, limit: APNsPayload.maximumSize, fits: size <= APNsPayload.maximumSize,
-            reach: Format.count(reach), pushType: payload.pushType.rawValue, priority: payload.priority.rawValue)
+            payload: payload.body, size: size, limit: prepared.sizeLimit, fits: size <= prepared.sizeLimit,
+            reach: Format.count(reach), reachUnit: reach == 1 ? "token" : "tokens", pushType: payload.pushType.rawValue,
+            priority: payload.priority.rawValue)
     }
 
     private func page(
@@ -228,7 +248,7 @@ struct ComposePage: Sendable {
         <section id="preview" class="card" aria-live="polite">
           <h2>Preview</h2>
           <dl class="facts">
-            <div><dt>Reaches now</dt><dd><span id="audience-count">{{reach}}</span> tokens</dd></div>
+            <div><dt>Reaches now</dt><dd><span id="audience-count">{{reach}}</span> {{reachUnit}}</dd></div>
             <div><dt>Size</dt><dd id="payload-size" class="{{^fits}}alert{{/fits}}">{{size}} of {{limit}} bytes</dd></div>
             <div><dt>apns-push-type</dt><dd>{{pushType}}</dd></div>
             <div><dt>apns-priority</dt><dd>{{priority}}</dd></div>
@@ -280,6 +300,9 @@ struct ComposePage: Sendable {
               <div class="field"><label for="attributes">{{#typed.hasAttributes}}Raw attributes (JSON object; when filled it is sent as written and the fields above are ignored){{/typed.hasAttributes}}{{^typed.hasAttributes}}Attributes (JSON object){{/typed.hasAttributes}}</label>
                 <textarea id="attributes" name="attributes" rows="3" spellcheck="false">{{form.attributes}}</textarea>
                 {{#errors.attributes}}<p id="error-attributes" class="field-error">{{errors.attributes}}</p>{{/errors.attributes}}</div>
+              <div class="field"><label for="end_after">End after (minutes, 1 to 720, optional: the end goes out that long after the start)</label>
+                <input id="end_after" name="end_after" inputmode="numeric" value="{{form.endAfter}}" placeholder="e.g. 90">
+                {{#errors.endAfter}}<p id="error-end_after" class="field-error">{{errors.endAfter}}</p>{{/errors.endAfter}}</div>
             </fieldset>
             <div class="row">
               <div class="field"><label for="stale_date">Stale date (UTC, optional)</label>

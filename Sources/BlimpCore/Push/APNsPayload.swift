@@ -7,7 +7,9 @@ public struct APNsPayload: Sendable, Equatable {
     public var priority: APNsPriority
     public var collapseID: String?
     /// The JSON body, compact, with `aps` keys in APNs's kebab case.
-    public var body: String
+    public private(set) var body: String
+    /// A Live Activity's `aps.timestamp`, the body's first `aps` member; `nil` for an alert.
+    public private(set) var timestamp: Int64?
 
     /// APNs refuses larger bodies (`PayloadTooLarge`).
     public static let maximumSize = 4096
@@ -21,13 +23,29 @@ public struct APNsPayload: Sendable, Equatable {
             self.pushType = .liveActivity
             self.priority = activity.priority
             self.collapseID = nil
+            self.timestamp = timestamp
             self.body = RawJSON.object([.init("aps", .object(Self.aps(activity, timestamp: timestamp, channel: broadcastChannelID)))]).text
         case .alert(let alert):
             self.pushType = alert.isBackground ? .background : .alert
             self.priority = alert.priority
             self.collapseID = alert.collapseID
+            self.timestamp = nil
             self.body = RawJSON.object([.init("aps", .object(alert.aps))] + alert.extra).text
         }
+    }
+
+    /// The start of a Live Activity's body, up to its timestamp's digits.
+    private static let timestampPrefix = #"{"aps":{"timestamp":"#
+
+    /// The same payload with `aps.timestamp` set to `timestamp`, the rest of the body as built: what the intake does
+    /// when it gives a Live Activity push its timestamp. An alert, which has none, is returned as it is.
+    public func stamped(_ timestamp: Int64) -> APNsPayload {
+        guard let old = self.timestamp, old != timestamp else { return self }
+        var stamped = self
+        let rest = self.body.utf8.dropFirst(Self.timestampPrefix.utf8.count + String(old).utf8.count)
+        stamped.body = Self.timestampPrefix + String(timestamp) + String(decoding: rest, as: UTF8.self)
+        stamped.timestamp = timestamp
+        return stamped
     }
 
     private static func aps(_ activity: LiveActivityNotification, timestamp: Int64, channel: String?) -> [RawJSON.Member] {

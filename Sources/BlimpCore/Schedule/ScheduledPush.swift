@@ -55,12 +55,13 @@ public struct ScheduledPush: Sendable, Equatable {
     }
 
     /// The schedule a start with `end_after` or `end_at` (``LiveActivityNotification/Ending``) asks for: an `end` of its
-    /// name to its audience, at that time; `nil` for any other push. A time not ahead of `acceptedAt`, or more than
+    /// name to its audience, at that time; `nil` for any other push. An `end_at` not ahead of `acceptedAt`, or more than
     /// 12 hours ahead, is refused. `path` locates the push in the request.
     public static func ending(of push: Push, acceptedAt: Date, at path: String) throws(InvalidField) -> ScheduledPush? {
         guard case .liveActivity(let activity) = push.content, let ending = activity.ending else { return nil }
         let date = Date(timeIntervalSince1970: ending.date(acceptedAt: acceptedAt).timeIntervalSince1970.rounded(.up))
-        guard date > acceptedAt, date.timeIntervalSince(acceptedAt) <= TimeInterval(LiveActivityNotification.Ending.longest) else {
+        // `end_after` is 1 s to 12 h by its parsing; an `end_at` is checked against the acceptance.
+        if case .at = ending, !(date > acceptedAt && date.timeIntervalSince(acceptedAt) <= TimeInterval(LiveActivityNotification.Ending.longest)) {
             throw InvalidField("\(path)notification.ios.live_activity.end_at", "the end must be within 12 hours after the start is accepted")
         }
         let end = RawJSON.object([
@@ -97,7 +98,10 @@ public struct ScheduledPush: Sendable, Equatable {
         }
         self.push = try Push(reader.raw("push")!, at: reader.path(of: "push"))
         if self.recurrence != nil { try Self.checkRelativeTimes(self.push, at: reader.path(of: "push")) }
-        if let now { try self.checkFuture(now: now, at: schedule.path) }
+        if let now {
+            try self.checkFuture(now: now, at: schedule.path)
+            try self.checkEndAt(at: reader.path(of: "push"))
+        }
     }
 
     /// `scheduled_time` or `local_scheduled_time`: `YYYY-MM-DDTHH:MM:SS`, no zone.
@@ -186,6 +190,25 @@ public struct ScheduledPush: Sendable, Equatable {
         for (key, value) in [("stale_date", activity.staleDate), ("dismissal_date", activity.dismissalDate), ("timestamp", activity.timestamp)]
         where value != nil {
             throw InvalidField("\(path).notification.ios.live_activity.\(key)", "a recurring schedule's push cannot carry an absolute \(key): it would soon be past")
+        }
+    }
+
+    /// A start's `end_at` is one instant: a one-time UTC schedule's must fall within 12 hours after the schedule's time.
+    /// A recurring schedule fires again and again, and a local-time one in each time zone at its own time: they take
+    /// `end_after`, which counts from each firing.
+    private func checkEndAt(at path: String) throws(InvalidField) {
+        guard case .liveActivity(let activity) = self.push.content, case .at(let epoch) = activity.ending else { return }
+        let at = "\(path).notification.ios.live_activity.end_at"
+        if self.recurrence != nil {
+            throw InvalidField(at, "a recurring schedule's start takes end_after, not end_at: it ends each firing's activities after that long")
+        }
+        if self.time.isLocal {
+            throw InvalidField(at, "a local-time schedule fires in each time zone at its own time: give end_after, not end_at")
+        }
+        let start = self.time.wallClock
+        let end = Date(timeIntervalSince1970: TimeInterval(epoch))
+        guard end > start, end.timeIntervalSince(start) <= TimeInterval(LiveActivityNotification.Ending.longest) else {
+            throw InvalidField(at, "the end must be within 12 hours after the schedule's time, \(AirshipDate.format(start)) UTC")
         }
     }
 

@@ -106,6 +106,6 @@ struct AcceptedPush {
         self.traceParent = submission.traceParent
         self.broadcastChannelID = item.broadcastChannelID
         self.localTimeZone = submission.localTimeZone
-        self.payload = APNsPayload(item.push, timestamp: timestamp ?? 0, broadcastChannelID: item.broadcastChannelID)
+        self.payload = timestamp.map(item.payload.stamped) ?? item.payload
     }
 }

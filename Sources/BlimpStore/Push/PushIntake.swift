@@ -8,7 +8,8 @@ import PostgresNIO
 /// 1. claims each idempotency key, or finds the answer it already has;
 /// 2. locks the names of the Live Activity pushes and stamps each a timestamp newer than the name's last one
 ///    (`activity_names`), refusing a request whose own timestamp is not newer;
-/// 3. inserts the pushes, each with the APNs body a worker will send, and moves the names' last timestamps on;
+/// 3. inserts the pushes, each with the APNs body its preparation built (``PushPreparation``), only its timestamp set
+///    (``APNsPayload/stamped(_:)``), and moves the names' last timestamps on;
 /// 4. schedules the ends that starts ask for (`end_after`, `end_at`);
 /// 5. records a `push.accepted` audit entry per push (``AuditLog``), so that no push is queued off the record.
 public struct PushIntake: Sendable {

@@ -1,7 +1,8 @@
 import BlimpCore
 import Foundation
 
-/// One `POST /api/push` request, checked and given its ids, on its way into the queue.
+/// One request's pushes, prepared (``PushPreparation``) and given their ids, on their way into the queue: from the Push
+/// API, the console's compose, or a schedule as it fires.
 public struct PushSubmission: Sendable {
     /// One push of the request with the id it is queued under: a ``UUIDv7``, so the id tells when it was accepted.
     public struct Item: Sendable {
@@ -10,6 +11,8 @@ public struct PushSubmission: Sendable {
         /// The `apns-channel-id` of the live activity channel backing the push's name: a start subscribes its
         /// activities to it, an update or end is published to it once.
         public var broadcastChannelID: String?
+        /// What a worker sends, as prepared; the intake sets a Live Activity's timestamp in it.
+        public var payload: APNsPayload
     }
 
     public var appID: Int64
@@ -19,7 +22,7 @@ public struct PushSubmission: Sendable {
     /// The request's trace context (``TraceParent``), stored with its pushes.
     public var traceParent: String?
     /// The ends that the request's starts schedule (`end_after`, `end_at`), stored with its pushes.
-    public var endings: [(scheduleID: UUID, schedule: ScheduledPush)] = []
+    public var endings: [(scheduleID: UUID, schedule: ScheduledPush)]
     /// For a push a local-time schedule fires in one time zone: that zone, and whether it is the app's default (then
     /// the push also goes to channels without a valid zone).
     public var localTimeZone: LocalTimeZone?
@@ -27,16 +30,13 @@ public struct PushSubmission: Sendable {
     /// that queues them. `nil` only for a schedule's firing (the schedule's creation is on record).
     public var origin: AuditOrigin?
 
-    /// `broadcastChannels`: the live activity channel ids of the names that have one.
-    public init(
-        appID: Int64, pushes: [Push], idempotencyKey: String?, broadcastChannels: [String: String] = [:], origin: AuditOrigin? = nil
-    ) {
+    public init(appID: Int64, prepared: [PreparedPush], idempotencyKey: String?, origin: AuditOrigin? = nil) {
         self.appID = appID
         self.origin = origin
-        self.items = pushes.map { push in
-            let name: String? = if case .liveActivity(let activity) = push.content { activity.name } else { nil }
-            return Item(pushID: UUIDv7.make(), push: push, broadcastChannelID: name.flatMap { broadcastChannels[$0] })
+        self.items = prepared.map {
+            Item(pushID: UUIDv7.make(), push: $0.push, broadcastChannelID: $0.broadcastChannelID, payload: $0.payload)
         }
+        self.endings = prepared.compactMap { push in push.ending.map { (UUID.random(), $0) } }
         self.idempotencyKey = idempotencyKey
         self.operationID = UUID.random()
         self.traceParent = TraceParent.current()

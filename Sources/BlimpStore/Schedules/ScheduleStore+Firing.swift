@@ -179,17 +179,19 @@ extension ScheduleStore {
         var reason: String
     }
 
-    /// The push as `POST /api/push` would submit it (a live activity channel's rules checked again).
+    /// The push prepared as `POST /api/push` prepares it (``PushPreparation``: a live activity channel's rules checked
+    /// again, the payload built, a start's ending scheduled from this firing), or why it is refused, in the API's words.
+    /// The Live Activity types were checked when the schedule was created or replaced.
     private static func submission(
         _ push: Push, appID: Int64, zone: LocalTimeZone?, newest: [String: LiveActivityChannel], now: Date
     ) -> Result<PushSubmission, Refusal> {
-        let broadcast: [String: String]
+        let prepared: [PreparedPush]
         do {
-            broadcast = try BroadcastRules.channels(for: [push], paths: [""], newest: newest, timestamp: Int64(now.timeIntervalSince1970))
+            prepared = try PushPreparation.prepare([push], paths: [""], inputs: .init(newestChannels: newest), now: now)
         } catch {
             return .failure(Refusal(reason: "refused: \(error.field.message)"))
         }
-        var submission = PushSubmission(appID: appID, pushes: [push], idempotencyKey: nil, broadcastChannels: broadcast)
+        var submission = PushSubmission(appID: appID, prepared: prepared, idempotencyKey: nil)
         submission.localTimeZone = zone
         return .success(submission)
     }

@@ -16,36 +16,37 @@ import Testing
 
     static let start = #""event": "start", "name": "final", "attributes_type": "T", "attributes": {"a": 1}, "content_state": {"s": 0}, "alert": {"title": "Go"}"#
 
+    /// `push` prepared at `path` with `newest` as the names' channels (``PushPreparation``, which applies the rules).
+    static func prepare(_ push: Push, at path: String = "", newest: [String: LiveActivityChannel]) throws(PushRefusal) -> PreparedPush {
+        try PushPreparation.prepare([push], paths: [path], inputs: .init(newestChannels: newest), now: Date(timeIntervalSince1970: 1_790_000_000))[0]
+    }
+
     @Test func aStartSubscribesWithInputPushChannel() throws {
         let push = try Self.push(Self.start, audience: #"{"tag": "fans"}"#)
-        let channels = try BroadcastRules.channels(for: [push], paths: [""], newest: ["final": Self.live], timestamp: 1_790_000_000)
-        #expect(channels == ["final": "Y2hhbm5lbA=="])
-        let body = APNsPayload(push, timestamp: 1_790_000_000, broadcastChannelID: channels["final"]).body
-        #expect(body.contains(#""input-push-channel":"Y2hhbm5lbA==""#) && !body.contains("input-push-token"))
-        #expect(APNsPayload(push, timestamp: 1_790_000_000).body.contains(#""input-push-token":1"#))
+        let prepared = try Self.prepare(push, newest: ["final": Self.live])
+        #expect(prepared.broadcastChannelID == "Y2hhbm5lbA==" && !prepared.isPublished)
+        #expect(prepared.payload.body.contains(#""input-push-channel":"Y2hhbm5lbA==""#) && !prepared.payload.body.contains("input-push-token"))
+        #expect(try Self.prepare(push, newest: [:]).payload.body.contains(#""input-push-token":1"#))
     }
 
     @Test func anUpdateGoesToAllWithinTheBroadcastLimit() throws {
         let tagged = try Self.push(#""event": "update", "name": "final", "content_state": {"s": 1}"#, audience: #"{"tag": "fans"}"#)
-        #expect(throws: BroadcastRules.Refusal.self) {
-            try BroadcastRules.channels(for: [tagged], paths: ["[0]."], newest: ["final": Self.live], timestamp: 1_790_000_000)
-        }
         do {
-            _ = try BroadcastRules.channels(for: [tagged], paths: ["[0]."], newest: ["final": Self.live], timestamp: 1_790_000_000)
+            _ = try Self.prepare(tagged, at: "[0].", newest: ["final": Self.live])
+            Issue.record("a tagged update of a channel-backed name was accepted")
         } catch {
             #expect(error.field.path == "[0].audience" && !error.isChannelGone)
         }
         // Without a channel, the same push is fine.
-        #expect(try BroadcastRules.channels(for: [tagged], paths: [""], newest: [:], timestamp: 1_790_000_000).isEmpty)
+        #expect(try Self.prepare(tagged, newest: [:]).broadcastChannelID == nil)
 
         let text = String(repeating: "a", count: 4500)
         let large = try Self.push(#""event": "update", "name": "final", "content_state": {"t": "\#(text)"}"#)
-        #expect(try BroadcastRules.channels(for: [large], paths: [""], newest: ["final": Self.live], timestamp: 1_790_000_000).count == 1)
-        #expect(throws: BroadcastRules.Refusal.self) { try BroadcastRules.channels(for: [large], paths: [""], newest: [:], timestamp: 1_790_000_000) }
+        let published = try Self.prepare(large, newest: ["final": Self.live])
+        #expect(published.isPublished && published.sizeLimit == APNsBroadcastRequest.maxPayloadBytes)
+        #expect(throws: PushRefusal.self) { try Self.prepare(large, newest: [:]) }
         let tooLarge = try Self.push(#""event": "update", "name": "final", "content_state": {"t": "\#(text + text)"}"#)
-        #expect(throws: BroadcastRules.Refusal.self) {
-            try BroadcastRules.channels(for: [tooLarge], paths: [""], newest: ["final": Self.live], timestamp: 1_790_000_000)
-        }
+        #expect(throws: PushRefusal.self) { try Self.prepare(tooLarge, newest: ["final": Self.live]) }
     }
 
     @Test func aChannelAPNsDeletedRefusesItsNameUntilAcknowledged() throws {
@@ -53,16 +54,16 @@ import Testing
         (gone.deletedAt, gone.deletion) = (Date(), .apns)
         let update = try Self.push(#""event": "end", "name": "final""#)
         do {
-            _ = try BroadcastRules.channels(for: [update], paths: [""], newest: ["final": gone], timestamp: 1_790_000_000)
+            _ = try Self.prepare(update, newest: ["final": gone])
             Issue.record("a name whose channel APNs deleted was accepted")
         } catch {
             #expect(error.isChannelGone && error.field.path == "notification.ios.live_activity.name")
         }
         gone.acknowledgedAt = Date()
-        #expect(try BroadcastRules.channels(for: [update], paths: [""], newest: ["final": gone], timestamp: 1_790_000_000).isEmpty)
+        #expect(try Self.prepare(update, newest: ["final": gone]).broadcastChannelID == nil)
         var ended = Self.live
         (ended.deletedAt, ended.deletion) = (Date(), .ended)
-        #expect(try BroadcastRules.channels(for: [update], paths: [""], newest: ["final": ended], timestamp: 1_790_000_000).isEmpty)
+        #expect(try Self.prepare(update, newest: ["final": ended]).broadcastChannelID == nil)
     }
 
     @Test func theChannelRequestTakesNumbersAndWords() throws {
