@@ -4,12 +4,12 @@ import Logging
 import PostgresNIO
 import ServiceLifecycle
 
-/// Part of every ``Worker``: fires due schedules (``ScheduleStore/fireDue(now:limit:liveActivityChannels:)``), each
+/// Part of every ``Worker``: fires due schedules (``ScheduleStore/fireDue(now:limit:preparation:)``), each
 /// occurrence once however many workers run. It looks again when the next schedule is due, and at least every
 /// ``longestWait``, so a schedule created for the next second fires within a second of its time.
 public struct Scheduler: Sendable {
     let schedules: ScheduleStore
-    let liveActivityChannels: LiveActivityChannelStore
+    let preparation: PushPreparationInputs
     let logger: Logger
     let now: @Sendable () -> Date
     /// How many due schedules one transaction fires.
@@ -18,7 +18,7 @@ public struct Scheduler: Sendable {
 
     public init(database: PostgresClient, logger: Logger, now: @escaping @Sendable () -> Date = Date.init) {
         self.schedules = ScheduleStore(client: database, logger: logger)
-        self.liveActivityChannels = LiveActivityChannelStore(client: database, logger: logger)
+        self.preparation = PushPreparationInputs(client: database, logger: logger)
         self.logger = logger
         self.now = now
     }
@@ -28,7 +28,7 @@ public struct Scheduler: Sendable {
         while !Task.isShuttingDownGracefully, !Task.isCancelled {
             var wait = self.longestWait
             do {
-                let looked = try await self.schedules.fireDue(now: self.now(), limit: self.batchSize, liveActivityChannels: self.liveActivityChannels)
+                let looked = try await self.schedules.fireDue(now: self.now(), limit: self.batchSize, preparation: self.preparation)
                 if looked == self.batchSize { continue }
                 if let next = try await self.schedules.nextDue() {
                     // Due now but not taken: another worker holds it; look again shortly.

@@ -53,7 +53,7 @@ extension ConsoleTests {
 
             let store = ScheduleStore(client: harness.database, logger: TestDatabase.logger)
             _ = try await store.fireDue(
-                now: now.addingTimeInterval(61), limit: 10, liveActivityChannels: LiveActivityChannelStore(client: harness.database, logger: TestDatabase.logger))
+                now: now.addingTimeInterval(61), limit: 10, preparation: .init(client: harness.database, logger: TestDatabase.logger))
             let skipped = try await harness.database.query("SELECT skipped FROM schedule_firings", logger: TestDatabase.logger)
                 .decode(String?.self).reduce(into: []) { $0.append($1) }
             words["schedule firing"] = skipped.first??.replacingOccurrences(of: "refused: ", with: "")

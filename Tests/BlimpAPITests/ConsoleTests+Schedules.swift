@@ -108,7 +108,7 @@ extension ConsoleTests {
             harness.clock.advance(by: 3600 + 60)
             let store = ScheduleStore(client: harness.database, logger: TestDatabase.logger)
             _ = try await store.fireDue(
-                now: harness.clock.now, limit: 10, liveActivityChannels: LiveActivityChannelStore(client: harness.database, logger: TestDatabase.logger))
+                now: harness.clock.now, limit: 10, preparation: .init(client: harness.database, logger: TestDatabase.logger))
             let pushID = try #require((try await client.send(.get, lookup, harness.master()).body["push_ids"] as? [String])?.first)
             let fired = try await Self.get(client, "\(base)/schedules", cookie: session)
             #expect(fired.text.contains(#"href="\#(base)/pushes/\#(pushID)""#))

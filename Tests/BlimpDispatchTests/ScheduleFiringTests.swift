@@ -74,7 +74,7 @@ import Testing
             let gone = try await self.create(due, update("gone"), in: harness)
             harness.clock.set(now.addingTimeInterval(61))
             let looked = try await ScheduleStore(client: harness.database, logger: TestDatabase.logger).fireDue(
-                now: harness.clock.now, limit: 10, liveActivityChannels: LiveActivityChannelStore(client: harness.database, logger: TestDatabase.logger))
+                now: harness.clock.now, limit: 10, preparation: .init(client: harness.database, logger: TestDatabase.logger))
             #expect(looked == 2)
             let published = try #require(try await self.firings(of: live, in: harness).first?.pushID)
             let channel = try await harness.database.query(
@@ -83,6 +83,26 @@ import Testing
             #expect(channel == ["live-channel"])
             let refused = try await self.firings(of: gone, in: harness)
             #expect(refused.count == 1 && refused[0].pushID == nil && refused[0].skipped?.hasPrefix("refused") == true, "\(refused)")
+        }
+    }
+
+    /// A push is checked against the app's Live Activity types when it fires, not only when it was scheduled: a type
+    /// declared since then that refuses its content refuses the firing, in the API's words.
+    @Test func firingChecksThePushAgainstTheTypesDeclaredSinceItWasScheduled() async throws {
+        try await DispatchHarness.run { harness in
+            let now = harness.clock.now
+            let update = DispatchHarness.liveActivity(
+                "update", "match-5", #", "priority": 5, "attributes_type": "MatchAttributes", "content_state": {"home": 1}"#)
+            let id = try await self.create(#"{"scheduled_time": "\#(AirshipDate.format(now.addingTimeInterval(60)))"}"#, update, in: harness)
+            let type = try LiveActivityType.parse(
+                try RawJSONParser.parse(#"{"example": {"attributes": {"team": "Foxes"}, "content_state": {"home": "one"}}}"#.utf8), name: "MatchAttributes")
+            let types = LiveActivityTypeStore(client: harness.database, logger: TestDatabase.logger)
+            _ = try await types.save(type, appID: harness.app.id, now: now, by: .commandLine, forced: false)
+            _ = try await ScheduleStore(client: harness.database, logger: TestDatabase.logger).fireDue(
+                now: now.addingTimeInterval(61), limit: 10, preparation: .init(client: harness.database, logger: TestDatabase.logger))
+            let refused = try await self.firings(of: id, in: harness)
+            #expect(refused.count == 1 && refused[0].pushID == nil, "\(refused)")
+            #expect(refused.first?.skipped?.contains("live activity type 'MatchAttributes'") == true, "\(refused)")
         }
     }
 

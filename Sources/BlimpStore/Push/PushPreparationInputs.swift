@@ -1,4 +1,6 @@
 import BlimpCore
+import Logging
+import PostgresNIO
 
 /// What ``PushPreparation`` needs from the app's records for pushes, read for every path that accepts them (the Push API
 /// and its validation, schedules, the console's compose): the Live Activity types they are checked against and each of
@@ -10,6 +12,11 @@ public struct PushPreparationInputs: Sendable {
     public init(channels: LiveActivityChannelStore, types: LiveActivityTypeStore) {
         self.channels = channels
         self.types = types
+    }
+
+    /// Inputs read through stores of their own over `client` (a worker firing schedules).
+    public init(client: PostgresClient, logger: Logger) {
+        self.init(channels: LiveActivityChannelStore(client: client, logger: logger), types: LiveActivityTypeStore(client: client, logger: logger))
     }
 
     /// The inputs for `pushes` of the app. `types`, when the caller already read them for these pushes (the console's

@@ -56,8 +56,8 @@ extension ScheduleStore {
     }
 
     /// Fires up to `limit` due schedules in one transaction, their pushes queued through one intake; returns how many it
-    /// looked at.
-    public func fireDue(now: Date, limit: Int, liveActivityChannels: LiveActivityChannelStore) async throws(StoreError) -> Int {
+    /// looked at. Each push is prepared as the Push API prepares it, against what `preparation` reads of its app now.
+    public func fireDue(now: Date, limit: Int, preparation: PushPreparationInputs) async throws(StoreError) -> Int {
         try await StoreError.mapping {
             try await self.client.withTransaction(logger: self.logger) { connection in
                 let rows = try await connection.query(
@@ -72,9 +72,9 @@ extension ScheduleStore {
                     logger: self.logger
                 ).collect()
                 let dues = try rows.map { try Due(NamedRow($0)) }
-                let newest = try await Self.newestChannels(of: dues, in: liveActivityChannels)
+                let inputs = try await Self.inputs(of: dues, from: preparation)
                 var moves = try await self.plan(dues, now: now, on: connection)
-                let sending = Self.submissions(&moves, newest: newest, now: now)
+                let sending = Self.submissions(&moves, inputs: inputs, now: now)
                 let pushIDs = try await self.queue(sending, moves: &moves, now: now, on: connection)
                 try await self.record(moves, pushIDs: pushIDs, now: now, on: connection)
                 try await self.finish(moves, now: now, on: connection)
@@ -91,21 +91,19 @@ extension ScheduleStore {
         }
     }
 
-    /// The newest live activity channel of each name the batch's pushes go to, by app: one lookup per app, not one per
-    /// schedule.
-    private static func newestChannels(
-        of dues: [Due], in channels: LiveActivityChannelStore
-    ) async throws -> [Int64: [String: LiveActivityChannel]] {
-        var names: [Int64: Set<String>] = [:]
+    /// What preparing the batch's pushes needs (their Live Activity types, their names' newest live activity channels),
+    /// by app: one read per app, not one per schedule.
+    private static func inputs(of dues: [Due], from preparation: PushPreparationInputs) async throws -> [Int64: PushPreparation.Inputs] {
+        var pushes: [Int64: [Push]] = [:]
         for due in dues {
             guard let push = due.schedule?.schedule.push else { continue }
-            names[due.appID, default: []].formUnion(BroadcastRules.names(in: [push]))
+            pushes[due.appID, default: []].append(push)
         }
-        var newest: [Int64: [String: LiveActivityChannel]] = [:]
-        for (appID, appNames) in names where !appNames.isEmpty {
-            newest[appID] = try await channels.newest(names: Array(appNames), appID: appID)
+        var inputs: [Int64: PushPreparation.Inputs] = [:]
+        for (appID, appPushes) in pushes {
+            inputs[appID] = try await preparation.read(for: appPushes, appID: appID)
         }
-        return newest
+        return inputs
     }
 
     /// Plans the batch: the zones of each app with a local-time schedule, then when each zone's clocks read each
@@ -158,14 +156,14 @@ extension ScheduleStore {
     /// The pushes of the firings the plans send, each as `POST /api/push` would submit it; a push refused so is
     /// recorded in its plan.
     private static func submissions(
-        _ moves: inout [Move], newest: [Int64: [String: LiveActivityChannel]], now: Date
+        _ moves: inout [Move], inputs: [Int64: PushPreparation.Inputs], now: Date
     ) -> [(FiringIndex, PushSubmission)] {
         var sending: [(FiringIndex, PushSubmission)] = []
         for (index, move) in moves.enumerated() {
             guard let push = move.due.schedule?.schedule.push else { continue }
             for (number, firing) in move.plan.firings.enumerated() where firing.outcome == .send {
                 let zone = firing.zone.isEmpty ? nil : LocalTimeZone(name: firing.zone, isDefault: firing.zone == move.due.defaultZone)
-                switch Self.submission(push, appID: move.due.appID, zone: zone, newest: newest[move.due.appID] ?? [:], now: now) {
+                switch Self.submission(push, appID: move.due.appID, zone: zone, inputs: inputs[move.due.appID] ?? .init(), now: now) {
                 case .success(let submission): sending.append((FiringIndex(move: index, firing: number), submission))
                 case .failure(let refusal): moves[index].plan.refuse(number, reason: refusal.reason)
                 }
@@ -179,15 +177,15 @@ extension ScheduleStore {
         var reason: String
     }
 
-    /// The push prepared as `POST /api/push` prepares it (``PushPreparation``: a live activity channel's rules checked
-    /// again, the payload built, a start's ending scheduled from this firing), or why it is refused, in the API's words.
-    /// The Live Activity types were checked when the schedule was created or replaced.
+    /// The push prepared as `POST /api/push` prepares it (``PushPreparation``: its content against the app's Live
+    /// Activity types and a live activity channel's rules checked again, as they may have changed since the schedule was
+    /// created, the payload built, a start's ending scheduled from this firing), or why it is refused, in the API's words.
     private static func submission(
-        _ push: Push, appID: Int64, zone: LocalTimeZone?, newest: [String: LiveActivityChannel], now: Date
+        _ push: Push, appID: Int64, zone: LocalTimeZone?, inputs: PushPreparation.Inputs, now: Date
     ) -> Result<PushSubmission, Refusal> {
         let prepared: [PreparedPush]
         do {
-            prepared = try PushPreparation.prepare([push], paths: [""], inputs: .init(newestChannels: newest), now: now)
+            prepared = try PushPreparation.prepare([push], paths: [""], inputs: inputs, now: now)
         } catch {
             return .failure(Refusal(reason: "refused: \(error.field.message)"))
         }
