@@ -118,6 +118,22 @@ import Testing
         }
     }
 
+    /// A sign-in page shown again to the same browser (a push page's poll redirected there once its session ended)
+    /// keeps the browser's token, so the form already on screen still signs in; a token of another shape is replaced.
+    @Test func aSignInPageShownAgainKeepsTheFormOnScreenValid() async throws {
+        try await APIHarness.run { harness, client in
+            let form = try await Self.get(client, "/console/login", cookie: nil)
+            let login = try #require(Self.cookie("blimp_login", in: form.headers))
+            let again = try await Self.get(client, "/console/login", cookie: login)
+            #expect(again.csrf == form.csrf)
+            let fields = [("app_key", harness.scores.app.appKey), ("master_secret", harness.scores.credentials.masterSecret)]
+            let page = try await Self.post(client, "/console/login", cookie: login, fields + [("csrf", try #require(form.csrf))])
+            #expect(page.status == .seeOther && Self.cookie("blimp_session", in: page.headers) != nil)
+            let planted = try await Self.get(client, "/console/login", cookie: "blimp_login=short")
+            #expect(planted.csrf != "short" && planted.csrf?.utf8.count == RandomToken.length)
+        }
+    }
+
     @Test func whatDevicesSentIsShownAsText() async throws {
         try await APIHarness.run { harness, client in
             let id = try await ServerAPITests.register(client, harness.scores)

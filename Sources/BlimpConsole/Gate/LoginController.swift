@@ -69,7 +69,9 @@ struct LoginController: Sendable {
         if error == nil, let user = try? await self.gate.signedIn(request) {
             return PageRenderer.redirect(to: user.session.isAdmin ? "/console/apps" : "/console")
         }
-        let token = RandomToken.make()
+        // A sign-in page shown again keeps the token the browser holds: a push page still polling when its session
+        // ended is sent here too, and a new token would no longer match the form already on screen.
+        let token = request.cookies[Self.loginCookie].map(\.value).flatMap { RandomToken.isWellFormed($0) ? $0 : nil } ?? RandomToken.make()
         let view = View(
             csrf: token, error: error, adminEnabled: self.adminToken != nil, masterSecretEnabled: self.masterSecretSignIn, appKey: appKey,
             email: email)
