@@ -78,7 +78,7 @@ struct DeviceRecord {
         }
     }
 
-    /// The activity's rules (https://developer.apple.com/documentation/activitykit/starting-and-updating-live-activities-with-activitykit-push-notifications; docs/references.md#live-activity-timestamps; docs/references.md#priority-budget): an update must be newer than the last one applied; an end
+    /// The activity's rules (https://developer.apple.com/documentation/activitykit/starting-and-updating-live-activities-with-activitykit-push-notifications; docs/references.md#live-activity-timestamps; docs/references.md#priority-budget): an update older than the last one applied is ignored (one as old applies); an end
     /// applies even with an older timestamp; nothing applies after an end; a start begins a new activity (a
     /// push-to-start token starts one per push) and spends no budget, since push-to-start has its own (see
     /// docs/references.md#priority-budget; not simulated); a start naming an unknown broadcast channel fails, and one naming a known channel
@@ -103,7 +103,7 @@ struct DeviceRecord {
             return .displayed
         case .update, .end:
             guard !self.ended else { return .ignoredEnded }
-            if push.event == .update, let last = self.lastTimestamp, push.timestamp <= last { return .ignoredStale }
+            if push.event == .update, let last = self.lastTimestamp, push.timestamp < last { return .ignoredStale }
             guard priority != 10 || budget.map({ self.spendBudget(now: now, budget: $0) }) ?? true else { return .throttled }
             self.lastTimestamp = max(self.lastTimestamp ?? push.timestamp, push.timestamp)
             self.ended = push.event == .end

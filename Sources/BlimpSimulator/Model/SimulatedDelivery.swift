@@ -9,7 +9,7 @@ public struct SimulatedDelivery: Sendable, Codable, Equatable {
         /// Dropped because the token's priority-10 budget for the hour was spent (see
         /// docs/references.md#priority-budget).
         case throttled
-        /// A Live Activity update whose `timestamp` was not newer than the last one applied (docs/references.md#live-activity-timestamps).
+        /// A Live Activity update whose `timestamp` was older than the last one applied (docs/references.md#live-activity-timestamps).
         case ignoredStale
         /// A Live Activity push that arrived after the activity ended (https://developer.apple.com/documentation/activitykit/starting-and-updating-live-activities-with-activitykit-push-notifications).
         case ignoredEnded

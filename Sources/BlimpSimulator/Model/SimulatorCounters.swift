@@ -6,7 +6,7 @@ public struct SimulatorCounters: Sendable, Codable, Equatable {
     public var rejected: [String: Int] = [:]
     /// Accepted pushes the device dropped for its priority-10 budget.
     public var throttled = 0
-    /// Accepted Live Activity updates the device ignored as not newer than the last.
+    /// Accepted Live Activity updates the device ignored as older than the last applied.
     public var ignoredStale = 0
     /// Accepted Live Activity pushes the device ignored because the activity had ended.
     public var ignoredEnded = 0
