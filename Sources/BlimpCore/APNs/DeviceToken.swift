@@ -7,9 +7,12 @@ public struct DeviceToken: RawRepresentable, Sendable, Hashable, CustomStringCon
     /// The token in lower-case hex, as it goes into `/3/device/<token>`.
     public let hex: String
 
+    /// The accepted length in hex digits (32 to 100 bytes).
+    public static let hexLength = 64...200
+
     /// Accepts hex in either case; `nil` for anything else or an implausible length.
     public init?(_ text: String) {
-        guard (64...200).contains(text.utf8.count), text.utf8.count % 2 == 0,
+        guard Self.hexLength.contains(text.utf8.count), text.utf8.count % 2 == 0,
             text.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x41...0x46).contains($0) || (0x61...0x66).contains($0) })
         else {
             return nil
