@@ -47,8 +47,11 @@ public struct SchedulePlan: Sendable, Equatable {
     public private(set) var firings: [Firing]
     /// Where the schedule stands after them.
     public private(set) var next: ScheduleState
-    /// The last thing that went wrong (a firing missed or refused), in words.
-    public private(set) var error: String?
+    /// Why the schedule cannot be planned at all (``stopped(_:)``).
+    private var unplannable: String?
+
+    /// The last thing that went wrong (a firing missed or refused, or why the schedule cannot be planned), in words.
+    public var error: String? { self.firings.last(where: { $0.outcome.reason != nil })?.outcome.reason ?? self.unplannable }
 
     /// The plan of `due` at `now`. For a local-time schedule, `zones` are the zones it fires in (in the order its
     /// firings take), `instants` when each zone's clocks read each of ``DueSchedule/occurrences(at:)``, and `fired`
@@ -89,25 +92,23 @@ public struct SchedulePlan: Sendable, Equatable {
         }
         self.firings = firings
         self.next = ScheduleState(nextOccurrence: upcoming == nil ? nil : incomplete ?? following, fireAt: upcoming)
-        self.error = firings.last(where: { $0.outcome.reason != nil })?.outcome.reason
     }
 
     /// A schedule that cannot be planned (it cannot be read): nothing fires, it never fires again, and `error` says why.
     public static func stopped(_ error: String?) -> SchedulePlan {
-        SchedulePlan(firings: [], next: ScheduleState(nextOccurrence: nil, fireAt: nil), error: error)
+        SchedulePlan(next: ScheduleState(nextOccurrence: nil, fireAt: nil), unplannable: error)
     }
 
-    private init(firings: [Firing], next: ScheduleState, error: String?) {
-        self.firings = firings
+    private init(next: ScheduleState, unplannable: String?) {
+        self.firings = []
         self.next = next
-        self.error = error
+        self.unplannable = unplannable
     }
 
     /// Records that the push of firing `index` was refused when it fired; the schedule's error is then the last
     /// reason of its firings.
     public mutating func refuse(_ index: Int, reason: String) {
         self.firings[index].outcome = .refused(reason: reason)
-        self.error = self.firings.last(where: { $0.outcome.reason != nil })?.outcome.reason
     }
 }
 
