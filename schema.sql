@@ -790,35 +790,32 @@ DROP INDEX CONCURRENTLY IF EXISTS push_requests_by_creation;
 CREATE INDEX CONCURRENTLY push_requests_by_creation ON push_requests (app_id, created_at);
 
 -- version 28: each Live Activity's order
--- What was last sent to each activity, a name on a channel (or, for a name backed by a live activity channel, on
--- that channel: channel_id all zeros): the newest push sent by (timestamp, push id), and the newest start or end.
--- A worker reserves an activity here before it sends: an update older than the last sent is skipped, a start or end
--- older than the last start or end is skipped, and a push waits while an older one's part has yet to pass the
--- channel (its cursor, under a live lease), so that no older push reaches APNs after a newer one. No foreign key:
--- a row is written per send; the janitor deletes rows no push has touched for a day.
-CREATE TABLE activity_sends (
-    app_id             bigint NOT NULL,
-    channel_id         uuid NOT NULL,
-    name               text NOT NULL,
-    sent_timestamp     bigint NOT NULL,
-    sent_push_id       uuid NOT NULL,
-    boundary_timestamp bigint,
-    boundary_push_id   uuid,
-    reserved_at        timestamptz NOT NULL,
-    PRIMARY KEY (app_id, channel_id, name),
-    CHECK ((boundary_timestamp IS NULL) = (boundary_push_id IS NULL))
-);
--- The janitor's way to the rows no push has reserved for a day.
-CREATE INDEX activity_sends_by_reservation ON activity_sends (app_id, reserved_at);
+-- Pushes of one name are ordered per activity, a name on a channel, not per name. A push's scope is what its audience
+-- as written is confined to, when that is known before it is resolved: one channel (`channel:<id>`), or one named user
+-- (`named_user:<id>`); NULL for any other audience (tags, all, or a name backed by a live activity channel, which is
+-- one activity for all its subscribers). A push waits at its claim for the older unfinished pushes of its name that
+-- may reach the same activities: every one, when either has no scope; otherwise those of the same scope, or of a
+-- scope of another kind (a channel may be the named user's). Pushes to different channels or named users never wait.
+ALTER TABLE pushes ADD COLUMN audience_scope text;
+-- The newest timestamp sent to the activity: an update older than it is skipped (superseded) for that device, as
+-- iOS would ignore it. A new activity under the name (another activity id) starts without one.
+ALTER TABLE live_activities ADD COLUMN sent_timestamp bigint;
 -- A name's last timestamp is no longer moved by every push (that row was one that every push of a shared name waited
 -- on): what it holds is the floor that stamps stay above, and new names are listed without a last push.
 ALTER TABLE activity_names ALTER COLUMN last_push_id DROP NOT NULL;
 
--- version 29, no transaction: pushes by audience as written
+-- version 29, no transaction: pushes by audience, scope and acceptance
 -- The intake stamps a push without a timestamp one second after the last push of its name to the same audience as
 -- written (md5 of the normalized JSON), and a worker skips an update that a newer one to that audience waits behind.
--- pushes_unfinished_by_name orders only pushes through a live activity channel now; the previous release claims by
--- it, so it stays until the next.
+-- The claim probes a name's older unfinished pushes by scope, and all of them in acceptance order (push ids are
+-- UUIDv7). pushes_unfinished_by_name is no longer read; the previous release claims by it, so it stays until the next.
 DROP INDEX CONCURRENTLY IF EXISTS pushes_by_audience;
 CREATE INDEX CONCURRENTLY pushes_by_audience
     ON pushes (app_id, activity_name, (md5(audience::text)), aps_timestamp) WHERE activity_name IS NOT NULL;
+DROP INDEX CONCURRENTLY IF EXISTS pushes_unfinished_by_scope;
+CREATE INDEX CONCURRENTLY pushes_unfinished_by_scope
+    ON pushes (app_id, activity_name, audience_scope COLLATE "C", push_id)
+    WHERE activity_name IS NOT NULL AND state IN ('queued', 'sending');
+DROP INDEX CONCURRENTLY IF EXISTS pushes_unfinished_in_order;
+CREATE INDEX CONCURRENTLY pushes_unfinished_in_order
+    ON pushes (app_id, activity_name, push_id) WHERE activity_name IS NOT NULL AND state IN ('queued', 'sending');

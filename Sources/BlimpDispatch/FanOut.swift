@@ -9,7 +9,8 @@ import Tracing
 /// Delivers one claimed part of a push: its targets in keyset batches (the next batch read while the current one is
 /// sent), each token's request through the APNs client with retries, and after each batch one checkpoint of
 /// outcomes, counts and cursor. A whole push's first full batch splits the rest of its range into parts that other
-/// claim loops take up. An update stops, superseded, as soon as a newer update or end of its name is waiting. An update
+/// claim loops take up. An update stops, superseded, as soon as a newer update or end of its name to the same audience
+/// is waiting, and skips each activity already sent a newer timestamp. An update
 /// or end of a name backed by a live activity channel is first published once to the channel
 /// (``BroadcastPublication``); the tokens of the name's activities that track one are sent to as usual.
 struct FanOut {
@@ -128,6 +129,7 @@ struct FanOut {
             case .skipAlreadyActive: counts.skippedAlreadyActive += 1
             case .skipAwaitingToken: counts.skippedAwaitingToken += 1
             case .skipStartBudget: counts.skippedStartBudget += 1
+            case .skipSuperseded: counts.superseded += 1
             }
         }
         let outcomes = try await self.deliver(sends, of: push)
@@ -147,10 +149,14 @@ struct FanOut {
         case skipAlreadyActive
         case skipAwaitingToken
         case skipStartBudget
+        /// An update older than what its activity was already sent.
+        case skipSuperseded
     }
 
     /// What to do for one target: a start skips a channel where the name is already active or awaits its token, or
-    /// whose device spent its push-to-start budget; a Live Activity push over the token's priority-10 budget goes at priority 5.
+    /// whose device spent its push-to-start budget; an update skips an activity already sent a newer timestamp (iOS
+    /// would ignore it; an end goes whatever its timestamp, as devices apply it); a Live Activity push over the token's
+    /// priority-10 budget goes at priority 5.
     private func plan(_ target: DispatchTarget, of push: ClaimedPush) -> Plan {
         var priority = push.priority
         if case .liveActivity(let event, _, _) = push.kind {
@@ -159,6 +165,7 @@ struct FanOut {
                 if target.awaitingToken { return .skipAwaitingToken }
                 if !self.delivery.budget.allowsStart(sentInLastHour: target.recentStarts) { return .skipStartBudget }
             }
+            if event == .update, target.newerSent { return .skipSuperseded }
             priority = self.delivery.budget.priority(
                 requested: push.priority, alerting: push.isAlerting, sentInLastHour: target.recentPriority10,
                 frequent: target.frequentPushes)

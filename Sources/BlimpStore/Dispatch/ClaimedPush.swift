@@ -156,4 +156,6 @@ public struct DispatchTarget: Sendable, Equatable {
     public var awaitingToken: Bool
     /// For a start: push-to-start sends to this channel in the last hour.
     public var recentStarts: Int
+    /// For an update or end: the activity was sent a newer timestamp than the push's (an update skips it).
+    public var newerSent: Bool
 }

@@ -100,7 +100,7 @@ extension DispatchStore {
                 let target = DispatchTarget(
                     channelID: try release.decode(.channelID), token: try release.decode(.token),
                     frequentPushes: try release.decode(.frequentPushes), recentPriority10: try release.decode(.recentPriority10),
-                    alreadyActive: false, awaitingToken: false, recentStarts: 0)
+                    alreadyActive: false, awaitingToken: false, recentStarts: 0, newerSent: false)
                 let attempts: Int = try release.decode(.attempts)
                 if let last = released.last, last.push.appID == push.appID, last.push.pushID == push.pushID {
                     released[released.count - 1].targets.append(target)
@@ -139,10 +139,7 @@ extension DispatchStore {
                 if !dead.isEmpty { try await Self.prune(dead, of: push, on: connection, logger: self.logger) }
                 let sent = outcomes.filter { $0.status == 200 }.map(\.target.channelID)
                 guard !sent.isEmpty else { return }
-                if event == .end {
-                    try await Self.markEnded(
-                        sent, name: name, appID: push.appID, dismissAt: push.dismissalDate, now: now, on: connection, logger: self.logger)
-                }
+                try await Self.markSent(sent, of: push, event: event, name: name, now: now, on: connection, logger: self.logger)
                 try await connection.query(
                     """
                     UPDATE pushes SET delivered_after_token = delivered_after_token + \(sent.count)

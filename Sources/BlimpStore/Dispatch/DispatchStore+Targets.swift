@@ -16,11 +16,13 @@ extension DispatchStore {
         return try await StoreError.mapping { [query] in
             let rows = try await self.client.query(query, logger: self.logger)
             var targets: [DispatchTarget] = []
-            for try await (channel, text, frequent, recent, active, awaiting, starts) in rows.decode((UUID, String, Bool, Int, Bool, Bool, Int).self) {
+            for try await (channel, text, frequent, recent, active, awaiting, starts, newer) in rows.decode(
+                (UUID, String, Bool, Int, Bool, Bool, Int, Bool).self)
+            {
                 guard let token = DeviceToken(text) else { throw StoreError.database(reason: "a target's token is not an APNs device token") }
                 targets.append(DispatchTarget(
                     channelID: channel, token: token, frequentPushes: frequent, recentPriority10: recent,
-                    alreadyActive: active, awaitingToken: awaiting, recentStarts: starts))
+                    alreadyActive: active, awaitingToken: awaiting, recentStarts: starts, newerSent: newer))
             }
             return targets
         }
@@ -51,13 +53,13 @@ extension DispatchStore {
     private static func targetQuery(of push: ClaimedPush, now: Date) -> (PostgresQuery, order: String) {
         Self.targetQuery(
             appID: push.appID, kind: push.kind, audience: push.audience, zone: push.localTimeZone, priority: push.priority,
-            range: ChannelIDRange(after: push.cursor, through: push.through), now: now)
+            timestamp: push.timestamp, range: ChannelIDRange(after: push.cursor, through: push.through), now: now)
     }
 
     /// The targets of a push in `range` (after, through] as a query to put after `SELECT`, and their order.
     private static func targetQuery(
-        appID: Int64, kind: ClaimedPush.Kind, audience: Audience, zone: LocalTimeZone? = nil, priority: APNsPriority, range: ChannelIDRange,
-        now: Date
+        appID: Int64, kind: ClaimedPush.Kind, audience: Audience, zone: LocalTimeZone? = nil, priority: APNsPriority,
+        timestamp: Int64? = nil, range: ChannelIDRange, now: Date
     ) -> (PostgresQuery, order: String) {
         // $1 to $3 are shared; each kind binds what its query reads after them.
         var bindings = PostgresBindings()
@@ -84,7 +86,8 @@ extension DispatchStore {
                        EXISTS (SELECT 1 FROM awaiting_activities a WHERE a.app_id = $1 AND a.channel_id = s.channel_id
                                AND a.name = $5 AND a.state = 'awaiting' AND a.sent_at > $6),
                        (SELECT count(*)::int FROM delivery_outcomes o WHERE o.app_id = $1 AND o.channel_id = s.channel_id AND o.token = s.token
-                        AND o.status = 200 AND o.sent_at > $7)
+                        AND o.status = 200 AND o.sent_at > $7),
+                       false
                 FROM push_to_start_tokens s JOIN channels c ON c.app_id = s.app_id AND c.channel_id = s.channel_id
                 WHERE s.app_id = $1 AND s.attributes_type = $4 AND s.token IS NOT NULL AND s.channel_id > $2 AND s.channel_id <= $3
                   AND c.channel_id > $2 AND c.channel_id <= $3 AND c.installed AND \(filter.sql)
@@ -92,20 +95,26 @@ extension DispatchStore {
         case .liveActivity(_, let name, _):
             bindings.append(name)
             bindings.append(updatable)
+            // A newer timestamp sent to the activity than the push's: an update skips it.
+            var newerSent = "false"
+            if let timestamp {
+                bindings.append(timestamp)
+                newerSent = "coalesce(la.sent_timestamp > $\(bindings.count), false)"
+            }
             // Priority-10 sends in the last hour matter only to a push that asks for priority 10.
             var recentPriority10 = "0"
             if priority == .immediate {
                 bindings.append(hourAgo)
                 recentPriority10 = """
                     (SELECT count(*)::int FROM delivery_outcomes o WHERE o.app_id = $1 AND o.channel_id = la.channel_id AND o.token = la.token
-                     AND o.priority = 10 AND o.status = 200 AND o.sent_at > $6)
+                     AND o.priority = 10 AND o.status = 200 AND o.sent_at > $\(bindings.count))
                     """
             }
             let filter = AudienceFilter(audience, channel: "la.channel_id", appID: appID, zone: zone, after: bindings)
             bindings = filter.bindings
             order = "la.channel_id"
             sql = """
-                la.channel_id, la.token, c.frequent_pushes_enabled, \(recentPriority10), false, false, 0
+                la.channel_id, la.token, c.frequent_pushes_enabled, \(recentPriority10), false, false, 0, \(newerSent)
                 FROM live_activities la JOIN channels c ON c.app_id = la.app_id AND c.channel_id = la.channel_id
                 WHERE la.app_id = $1 AND la.name = $4 AND la.state = 'active' AND la.started_at > $5
                   AND la.channel_id > $2 AND la.channel_id <= $3
@@ -116,7 +125,7 @@ extension DispatchStore {
             bindings = filter.bindings
             order = "c.channel_id"
             sql = """
-                c.channel_id, c.push_address, c.frequent_pushes_enabled, 0, false, false, 0
+                c.channel_id, c.push_address, c.frequent_pushes_enabled, 0, false, false, 0, false
                 FROM channels c
                 WHERE c.app_id = $1 AND c.installed AND c.opt_in AND c.push_address IS NOT NULL
                   AND c.channel_id > $2 AND c.channel_id <= $3

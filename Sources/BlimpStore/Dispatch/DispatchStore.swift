@@ -24,16 +24,16 @@ public struct DispatchStore: Sendable {
 
     /// Claims the next part to fan out: a new push, from the app with queued pushes that has waited longest for a
     /// claim (so one app's backlog delays another app's push by a claim, not by the backlog), its oldest queued push
-    /// that is the first unfinished one of its Live Activity name (so a name's pushes go out in acceptance order,
-    /// which their timestamps follow), as one part over every channel; else a part of a push already being sent
-    /// that is waiting (and due, if it failed before) or whose lease expired (its worker died), oldest push first.
-    /// New pushes go first so that a large fan-out's parts never hold a small push up for long. Leases are measured
-    /// by the database's clock, which every worker shares.
+    /// that no older unfinished push of its Live Activity name may share an activity with (``ActivityOrder``: so each
+    /// activity's pushes go out in acceptance order), as one part over every channel; else a part of a push already
+    /// being sent that is waiting (and due, if it failed before) or whose lease expired (its worker died), oldest push
+    /// first. New pushes go first so that a large fan-out's parts never hold a small push up for long. Leases are
+    /// measured by the database's clock, which every worker shares.
     ///
     /// A claimed row that cannot be read fails its push at once (`StoreError.unreadablePush`), so it never blocks its
     /// name.
     public func claim(worker: String, now: Date, lease: Duration) async throws(StoreError) -> ClaimedPush? {
-        // An app's queued pushes may all wait behind its pushes being sent (their names'): then the next app's turn.
+        // An app's queued pushes may all wait behind older pushes of their activities: then the next app's turn.
         for appID in try await self.appsByTurn(now: now) {
             if let push = try await self.claimQueuedPush(of: appID, worker: worker, now: now, lease: lease) { return push }
         }
@@ -42,7 +42,7 @@ public struct DispatchStore: Sendable {
 
     /// Apps with pushes due, the one whose last claim is oldest (or that never had one) first. The apps are found by
     /// skipping through the index of unfinished pushes, one probe per app, however long their queues. Every such app
-    /// is listed: one whose queued pushes all wait behind their names' pushes in flight must not hide the others.
+    /// is listed: one whose queued pushes all wait behind older pushes of their activities must not hide the others.
     private func appsByTurn(now: Date) async throws(StoreError) -> [Int64] {
         try await StoreError.mapping {
             try await self.client.query(
@@ -87,14 +87,7 @@ public struct DispatchStore: Sendable {
             WITH next AS (
                 SELECT p.app_id, p.push_id FROM pushes p
                 WHERE p.app_id = \(appID) AND p.state = 'queued' AND p.not_before <= \(now)
-                  -- OFFSET 0 keeps this a probe per candidate (pushes_unfinished_by_name), taken in acceptance order
-                  -- (pushes_queued_by_acceptance) until one passes; as an anti-join it could be planned over every
-                  -- pair of queued pushes.
-                  AND NOT EXISTS (
-                      SELECT 1 FROM pushes q
-                      WHERE q.app_id = p.app_id AND q.activity_name = p.activity_name
-                        AND q.state IN ('queued', 'sending') AND q.aps_timestamp < p.aps_timestamp
-                      OFFSET 0)
+                  AND \(unescaped: ActivityOrder.mayBeClaimed)
                 ORDER BY p.accepted_at
                 LIMIT 1
                 FOR UPDATE SKIP LOCKED),
@@ -163,8 +156,9 @@ public struct DispatchStore: Sendable {
         }
     }
 
-    /// Whether a newer update or end of the push's name is waiting: then the rest of this update is superseded,
-    /// because the device shows only the newest state.
+    /// Whether a newer update or end of the push's name to the same audience as written is waiting or being sent: then
+    /// the rest of this update is superseded, because its devices show only the newest state. (Pushes to other
+    /// audiences are ordered activity by activity as they are sent, ``reserve(_:for:)``.)
     public func isSuperseded(_ push: ClaimedPush) async throws(StoreError) -> Bool {
         guard case .liveActivity(.update, let name, _) = push.kind else { return false }
         return try await StoreError.mapping {
@@ -173,8 +167,9 @@ public struct DispatchStore: Sendable {
                 SELECT EXISTS (
                     SELECT 1 FROM pushes q, pushes p
                     WHERE p.app_id = \(push.appID) AND p.push_id = \(push.pushID)
-                      AND q.app_id = p.app_id AND q.activity_name = \(name) AND q.state = 'queued'
-                      AND q.event IN ('update', 'end') AND q.aps_timestamp > p.aps_timestamp)
+                      AND q.app_id = p.app_id AND q.activity_name = \(name) AND md5(q.audience::text) = md5(p.audience::text)
+                      AND (q.aps_timestamp, q.push_id) > (p.aps_timestamp, p.push_id)
+                      AND q.state IN ('queued', 'sending') AND q.event IN ('update', 'end'))
                 """,
                 logger: self.logger
             )

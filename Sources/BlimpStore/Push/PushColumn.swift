@@ -14,6 +14,7 @@ enum PushColumn: String, RecordColumn {
     case apsTimestamp = "aps_timestamp"
     case attributesType = "attributes_type"
     case audience
+    case audienceScope = "audience_scope"
     case payload
     case apnsBody = "apns_body"
     case pushType = "push_type"
@@ -36,8 +37,8 @@ enum PushColumn: String, RecordColumn {
         case .audience, .payload: "jsonb"
         case .priority: "smallint"
         case .alerting, .localDefaultZone: "boolean"
-        case .kind, .activityName, .event, .attributesType, .apnsBody, .pushType, .collapseID, .traceParent, .broadcastChannelID,
-            .localTimeZone:
+        case .kind, .activityName, .event, .attributesType, .audienceScope, .apnsBody, .pushType, .collapseID, .traceParent,
+            .broadcastChannelID, .localTimeZone:
             "text"
         }
     }
@@ -63,6 +64,10 @@ enum PushColumn: String, RecordColumn {
         case .apsTimestamp: return activity.map { _ in .integer(push.timestamp ?? 0) }
         case .attributesType: return activity?.attributesType.map(RawJSON.string)
         case .audience: return push.push.audience.json
+        // A name backed by a live activity channel is one activity for all its subscribers: no scope confines it.
+        case .audienceScope:
+            guard activity != nil, push.broadcastChannelID == nil else { return nil }
+            return AudienceScope(push.push.audience).map { .string($0.stored) }
         case .payload: return push.push.request
         case .apnsBody: return .string(push.payload.body)
         case .pushType: return .string(push.payload.pushType.rawValue)

@@ -30,4 +30,15 @@ import Testing
         let later = UUIDv7.make(at: Date(timeIntervalSince1970: 1_796_000_001))
         #expect(earlier.uuidString < later.uuidString)
     }
+
+    @Test func idsMadeOneAfterAnotherSortInThatOrder() throws {
+        let ids = (0..<10_000).map { _ in UUIDv7.make() }
+        #expect(zip(ids, ids.dropFirst()).allSatisfy { $0.uuidString < $1.uuidString })
+        for id in ids.prefix(3) + ids.suffix(3) {
+            let text = id.uuidString.lowercased()
+            #expect(Array(text)[14] == "7" && "89ab".contains(Array(text)[19]))
+            let time = try #require(UUIDv7.time(of: id))
+            #expect(abs(time.timeIntervalSinceNow) < 60)
+        }
+    }
 }
