@@ -9,8 +9,8 @@ public enum UUIDv7 {
     private static let last = Mutex<(UInt64, UInt64)>((0, 0))
 
     /// A new version 7 UUID for now, greater than every one this process made before: one made in the same
-    /// millisecond as the last (or while the clock stepped back) is the last plus one in its random bits, RFC 9562
-    /// §6.2's method 2 (https://www.rfc-editor.org/rfc/rfc9562#section-6.2). A request's pushes, made one after
+    /// millisecond as the last (or while the clock stepped back) is the last plus one in its random bits, as in RFC
+    /// 9562 §6.2's method 2 (https://www.rfc-editor.org/rfc/rfc9562#section-6.2). A request's pushes, made one after
     /// another, so sort in the order they were accepted.
     public static func make() -> UUID {
         Self.last.withLock { last in
