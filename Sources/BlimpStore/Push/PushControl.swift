@@ -47,8 +47,8 @@ public struct PushControl: Sendable {
     }
 
     /// Tries a `failed` push again: its failed and cancelled parts resume from their cursors with fresh attempts (a
-    /// push that failed before any part was made is queued again). Its timestamp stays, so a device that already got
-    /// a newer push of the name ignores it.
+    /// push that failed before any part was made is queued again). Its timestamp and its place in its activities'
+    /// order stay: an update is skipped for a device already sent a newer one.
     public func retry(_ pushID: UUID, appID: Int64, by origin: AuditOrigin) async throws(StoreError) -> Outcome {
         let entry = origin.entry(appID: appID, .pushRetried, subject: pushID.lowercaseString)
         return try await self.change(pushID, appID: appID, allowedFrom: [.failed], recording: entry) { connection in
