@@ -31,7 +31,8 @@ public struct PushIntake: Sendable {
         }
     }
 
-    /// Queues `submission`, or says why not.
+    /// Queues `submission` (a Live Activity push's timestamp is never a reason to refuse one); a repeated idempotency
+    /// key gets its first request's answer.
     public func accept(_ submission: PushSubmission) async throws(StoreError) -> PushAcceptance {
         let acceptance = try await StoreError.mapping(submission, to: self.coalescer)
         // A replay answers the first request's operation.
@@ -189,7 +190,7 @@ public struct PushIntake: Sendable {
         for push in pushes {
             guard case .liveActivity(let activity) = push.push.content else { continue }
             let key = NameKey(appID: push.appID, name: activity.name)
-            startedTypes[key] = activity.event == .start ? activity.attributesType : startedTypes[key] ?? nil
+            startedTypes[key] = activity.event == .start ? activity.attributesType : startedTypes[key, default: nil]
         }
         guard !startedTypes.isEmpty else { return }
         let sorted = startedTypes.sorted { ($0.key.appID, $0.key.name) < ($1.key.appID, $1.key.name) }  // one order, no deadlocks
@@ -217,8 +218,8 @@ public struct PushIntake: Sendable {
     }
 
     /// The `activity_names` row a name's first push inserts, described once: each case a column, its type in the
-    /// insert's JSON record and its value for one name. Its floor is 0 (stamps only ever run ahead of the clock per
-    /// audience now) and it has no last push (the console reads a name's newest push from `pushes`).
+    /// insert's JSON record and its value for one name. Its floor is 0 (stamps run ahead of the clock per audience,
+    /// never per name) and it has no last push (the console reads a name's newest push from `pushes`).
     enum NameColumn: String, RecordColumn {
         case appID = "app_id", name, lastTimestamp = "last_timestamp", attributesType = "attributes_type"
 
