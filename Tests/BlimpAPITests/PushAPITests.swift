@@ -156,16 +156,27 @@ import Testing
         }
     }
 
-    @Test func anOlderTimestampOfTheNameIs409() async throws {
+    /// A caller's timestamp is accepted as given, older than the name's last or not (the device decides what to
+    /// show, per activity); milliseconds are refused.
+    @Test func anOlderTimestampOfTheNameIsQueuedAsGiven() async throws {
         try await APIHarness.run { harness, client in
             let now = Int64(harness.clock.now.timeIntervalSince1970)
-            #expect(try await client.send(.post, "/api/push", harness.master(), Self.update(extra: #", "timestamp": \#(now)"#)).status == .accepted)
-            let stale = try await client.send(.post, "/api/push", harness.master(), Self.update(extra: #", "timestamp": \#(now - 5)"#))
-            #expect(stale.status == .conflict)
-            #expect(stale.body["error_code"] as? Int == 40900)
-            #expect((stale.body["details"] as? [String: Any])?["path"] as? String == "notification.ios.live_activity.timestamp")
-            // Without a timestamp Blimp stamps one after the last.
-            #expect(try await client.send(.post, "/api/push", harness.master(), Self.update()).status == .accepted)
+            func stamp(_ body: String) async throws -> Int64? {
+                let sent = try await client.send(.post, "/api/push", harness.master(), body)
+                #expect(sent.status == .accepted)
+                let pushID = try #require((sent.body["push_ids"] as? [String])?.first)
+                let report = try await client.send(.get, "/api/pushes/\(pushID)", harness.master())
+                let push = try #require(report.body["push"] as? [String: Any])
+                #expect(push["state"] as? String == "queued")
+                return ((push["live_activity"] as? [String: Any])?["timestamp"] as? NSNumber)?.int64Value
+            }
+            #expect(try await stamp(Self.update(extra: #", "timestamp": \#(now)"#)) == now)
+            #expect(try await stamp(Self.update(extra: #", "timestamp": \#(now - 5)"#)) == now - 5)
+            // Without a timestamp Blimp stamps one after the last of the name to this audience.
+            #expect(try await stamp(Self.update()) == now + 1)
+            let milliseconds = try await client.send(.post, "/api/push", harness.master(), Self.update(extra: #", "timestamp": \#(now * 1000)"#))
+            #expect(milliseconds.status == .badRequest)
+            #expect((milliseconds.body["details"] as? [String: Any])?["path"] as? String == "notification.ios.live_activity.timestamp")
         }
     }
 }

@@ -94,6 +94,26 @@ import Testing
         }
     }
 
+    /// A caller's timestamps decide what is newer: an update accepted after another but carrying an older timestamp
+    /// is accepted, and skipped for the device whose activity was already sent the newer one (iOS would ignore it),
+    /// counted `superseded`; an end goes whatever its timestamp, since devices apply it.
+    @Test func anUpdateOlderThanWhatItsActivityWasSentIsSkippedAndAnEndStillGoes() async throws {
+        try await DispatchHarness.run { harness in
+            let device = try #require(try await harness.register(1, name: "delivery").first)
+            let audience = #"{"ios_channel": "\#(device.channelID.lowercaseString)"}"#
+            let now = Int64(harness.clock.now.timeIntervalSince1970)
+            var reports: [PushReport] = []
+            for (event, offset) in [("update", 10), ("update", 5), ("end", 1)] {
+                let id = try await harness.push(DispatchHarness.liveActivity(
+                    event, "delivery", #", "content_state": {"at": \#(offset)}, "timestamp": \#(now + Int64(offset))"#, audience: audience))
+                reports += try await harness.deliver([id])
+            }
+            #expect(reports.map(\.state) == [.done, .done, .done])
+            #expect(reports.map(\.counts.sent) == [1, 0, 1] && reports.map(\.counts.superseded) == [0, 1, 0], "\(reports.map(\.counts))")
+            #expect(harness.received(device.token).map { $0.payload.contains(#""at":10"#) } == [true, false])
+        }
+    }
+
     /// A tag's update of a name and then one user's update of it: the user's device, in both audiences, gets them in
     /// the order they were accepted, while the tag's other devices get the tag's.
     @Test func aTagsUpdateAndAUsersUpdateReachTheirSharedDeviceInAcceptanceOrder() async throws {

@@ -49,4 +49,32 @@ import Testing
             #expect((other.active, other.ended, other.expired) == (2, 0, 0))
         }
     }
+
+    /// A name shared by many activities (one per user) lists the newest push across them, whatever its audience, and a
+    /// name only pushed to is listed with it.
+    @Test func aSharedNameListsItsNewestPushAcrossItsActivities() async throws {
+        try await TestDatabase.withFreshDatabase { _, client in
+            let app = try await TestApps.create(named: "Orders", in: client, serverKey: ServerKey.generate().key).app
+            let clock = TestClock(Date(timeIntervalSince1970: 1_800_000_000))
+            let intake = PushIntake(client: client, logger: TestDatabase.logger, now: { clock.now })
+            var newest: [UUID] = []
+            for event in ["update", "end", "update"] {
+                let body = #"""
+                    {"audience": {"ios_channel": "\#(UUID())"}, "device_types": ["ios"],
+                     "notification": {"ios": {"live_activity": {"event": "\#(event)", "name": "delivery", "content_state": {"eta": 5}}}}}
+                    """#
+                let submission = try PushSubmission(appID: app.id, pushes: Push.pushes(in: try RawJSONParser.parse(body.utf8)), idempotencyKey: nil)
+                _ = try await intake.accept(submission)
+                newest = submission.pushIDs
+                clock.advance(by: 1)
+            }
+            let store = ConsoleStore(client: client, logger: TestDatabase.logger)
+            let names = try await store.activityNames(appID: app.id, after: nil, limit: 10)
+            #expect(names.map(\.name) == ["delivery"])
+            #expect(names.first?.lastPushID == newest.first)
+            #expect(names.first?.lastPushEvent == .update)
+            #expect(names.first?.lastPushState == .queued)
+            #expect(names.first?.lastPushAt == Date(timeIntervalSince1970: 1_800_000_002))
+        }
+    }
 }

@@ -2,6 +2,7 @@ import BlimpCore
 import BlimpTestSupport
 import Foundation
 import PostgresNIO
+import Synchronization
 import Testing
 
 @testable import BlimpStore
@@ -21,14 +22,35 @@ import Testing
         }
     }
 
-    func update(_ name: String, timestamp: Int64? = nil, state: String = #"{"home": 1}"#) throws -> Push {
+    static let second = Int64(Self.start.timeIntervalSince1970)
+
+    func update(_ name: String, timestamp: Int64? = nil, state: String = #"{"home": 1}"#, audience: String = #"{"tag": "fans"}"#) throws -> Push {
         let stamp = timestamp.map { #", "timestamp": \#($0)"# } ?? ""
-        return try Self.push(#"{"event": "update", "name": "\#(name)", "content_state": \#(state)\#(stamp)}"#)
+        return try Self.push(#"{"event": "update", "name": "\#(name)", "content_state": \#(state)\#(stamp)}"#, audience: audience)
     }
 
-    static func push(_ liveActivity: String) throws -> Push {
-        let body = #"{"audience": {"tag": "fans"}, "device_types": ["ios"], "notification": {"ios": {"live_activity": \#(liveActivity)}}}"#
+    func start(_ name: String, type: String) throws -> Push {
+        try Self.push(
+            #"{"event": "start", "name": "\#(name)", "attributes_type": "\#(type)", "attributes": {"home": "A"}, "content_state": {}, "alert": {"title": "t", "body": "b"}}"#)
+    }
+
+    static func push(_ liveActivity: String, audience: String = #"{"tag": "fans"}"#) throws -> Push {
+        let body = #"{"audience": \#(audience), "device_types": ["ios"], "notification": {"ios": {"live_activity": \#(liveActivity)}}}"#
         return try Push.pushes(in: try RawJSONParser.parse(body.utf8))[0]
+    }
+
+    /// Accepts `pushes` as one request of `appID`; returns their ids.
+    func accept(_ intake: PushIntake, _ appID: Int64, _ pushes: [Push]) async throws -> [UUID] {
+        let submission = try PushSubmission(appID: appID, pushes: pushes, idempotencyKey: nil)
+        #expect(try await intake.accept(submission) == .accepted(operationID: submission.operationID, pushIDs: submission.pushIDs))
+        return submission.pushIDs
+    }
+
+    /// The stamps of the pushes `ids`, in their order.
+    func stamps(_ client: PostgresClient, _ ids: [UUID]) async throws -> [Int64] {
+        let rows = try await client.query("SELECT push_id, aps_timestamp FROM pushes WHERE push_id = ANY(\(ids))", logger: TestDatabase.logger)
+        let stamps = Dictionary(uniqueKeysWithValues: try await rows.decode((UUID, Int64).self).array())
+        return ids.compactMap { stamps[$0] }
     }
 
     func count(_ client: PostgresClient, _ sql: String = "SELECT count(*) FROM pushes") async throws -> Int {
@@ -60,31 +82,105 @@ import Testing
         }
     }
 
-    /// Pushes of one name get strictly increasing timestamps, even within one second; a given timestamp that is not
-    /// newer is refused with nothing of its request queued.
-    @Test func timestampsOfANameOnlyMoveForward() async throws {
+    /// Without a timestamp, pushes of a name to one audience as written get increasing stamps, even within one second;
+    /// to other audiences, the acceptance second. A caller's timestamp is kept as given, older or not.
+    @Test func stampsMoveForwardPerAudienceAsWritten() async throws {
         try await self.withIntake { intake, _, app, other, clock, client in
-            let first = try PushSubmission(appID: app.id, pushes: [try self.update("m"), try self.update("m")], idempotencyKey: nil)
-            _ = try await intake.accept(first)
-            let second = try PushSubmission(appID: app.id, pushes: [try self.update("m")], idempotencyKey: nil)
-            _ = try await intake.accept(second)
-            #expect(try await self.count(client, "SELECT count(DISTINCT aps_timestamp) FROM pushes") == 3)
-            #expect(try await self.count(client, "SELECT max(aps_timestamp) - min(aps_timestamp) FROM pushes") == 2)
+            let fans = #"{"tag": "fans", "group": "teams"}"#
+            var ids = try await self.accept(intake, app.id, [try self.update("m", audience: fans), try self.update("m", audience: fans)])
+            // The same audience with its keys in another order is the same JSON as stored.
+            ids += try await self.accept(intake, app.id, [try self.update("m", audience: #"{"group": "teams", "tag": "fans"}"#)])
+            // Other audiences of the name, and the same audience in another app, start from the clock.
+            for audience in [#"{"ios_channel": "\#(UUID())"}"#, #"{"ios_channel": "\#(UUID())"}"#, #"{"tag": "fans"}"#] {
+                ids += try await self.accept(intake, app.id, [try self.update("m", audience: audience)])
+            }
+            ids += try await self.accept(intake, other.id, [try self.update("m", audience: fans)])
+            #expect(try await self.stamps(client, ids) == [0, 1, 2, 0, 0, 0, 0].map { Self.second + $0 })
 
-            // Given, not newer: refused; the request's other push is not queued either.
-            let stale = try PushSubmission(appID: app.id, pushes: [try self.update("n"), try self.update("m", timestamp: 1_800_000_002)], idempotencyKey: nil)
-            #expect(try await intake.accept(stale) == .staleTimestamp(pushIndex: 1, name: "m", timestamp: 1_800_000_002, last: 1_800_000_002))
-            #expect(try await self.count(client) == 3)
+            // A caller's timestamp, older than the audience's last: kept; the next stamp follows the newest.
+            clock.advance(by: 1)
+            var later = try await self.accept(intake, app.id, [try self.update("m", timestamp: 1_000_000_000, audience: fans)])
+            later += try await self.accept(intake, app.id, [try self.update("m", audience: fans)])
+            later += try await self.accept(intake, app.id, [try self.update("m", timestamp: Self.second + 30, audience: fans), try self.update("m", audience: fans)])
+            #expect(try await self.stamps(client, later) == [1_000_000_000, Self.second + 3, Self.second + 30, Self.second + 31])
+        }
+    }
 
-            // Another app's name is its own; a newer given timestamp is kept as given.
-            _ = try await intake.accept(PushSubmission(appID: other.id, pushes: [try self.update("m", timestamp: 1_000_000_000)], idempotencyKey: nil))
-            clock.advance(by: 60)
-            _ = try await intake.accept(PushSubmission(appID: app.id, pushes: [try self.update("m", timestamp: 1_800_000_030)], idempotencyKey: nil))
-            _ = try await intake.accept(PushSubmission(appID: app.id, pushes: [try self.update("m")], idempotencyKey: nil))
-            let stamps = try await client.query(
-                "SELECT aps_timestamp FROM pushes WHERE app_id = \(app.id) ORDER BY accepted_at, aps_timestamp", logger: TestDatabase.logger
-            ).decode(Int64.self).array()
-            #expect(stamps == [1_800_000_000, 1_800_000_001, 1_800_000_002, 1_800_000_030, 1_800_000_060])
+    /// Flushes racing on one audience (separate intakes, so separate transactions) take turns: every push gets its own
+    /// stamp, one after another.
+    @Test func concurrentFlushesToOneAudienceGetDistinctStamps() async throws {
+        try await self.withIntake { _, _, app, _, clock, client in
+            let intakes = (0..<6).map { _ in PushIntake(client: client, logger: TestDatabase.logger, now: { clock.now }) }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for intake in intakes {
+                    group.addTask {
+                        for _ in 0..<5 { _ = try await self.accept(intake, app.id, [try self.update("m")]) }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            let stamps = try await client.query("SELECT aps_timestamp FROM pushes ORDER BY aps_timestamp", logger: TestDatabase.logger)
+            #expect(try await stamps.decode(Int64.self).array() == (0..<30).map { Self.second + $0 })
+        }
+    }
+
+    /// A database the previous release left, where a busy name's stamps ran an hour ahead of the clock: the first push
+    /// of that name after the upgrade, to any audience, is stamped after the name's last stamp, which devices show.
+    @Test func aNameThatRanAheadBeforeTheUpgradeIsAFloor() async throws {
+        try await TestDatabase.withFreshDatabase(migrated: false) { _, client in
+            try await Schema.apply(to: client, through: 27, logger: TestDatabase.logger)
+            let (app, _) = try await TestApps.create(named: "Orders", in: client, serverKey: ServerKey.generate().key)
+            let ahead = Self.second + 3600
+            try await client.query(
+                "INSERT INTO activity_names VALUES (\(app.id), 'delivery', \(ahead), \(UUID()), NULL)", logger: TestDatabase.logger)
+            try await Schema.apply(to: client, logger: TestDatabase.logger)
+
+            let intake = PushIntake(client: client, logger: TestDatabase.logger, now: { Self.start })
+            let first = #"{"ios_channel": "\#(UUID())"}"#
+            var ids: [UUID] = []
+            for audience in [first, #"{"ios_channel": "\#(UUID())"}"#, first] {
+                ids += try await self.accept(intake, app.id, [try self.update("delivery", audience: audience)])
+            }
+            #expect(try await self.stamps(client, ids) == [ahead + 1, ahead + 1, ahead + 2])
+            // The floor stays where the previous release left it.
+            #expect(try await self.count(client, "SELECT last_timestamp - \(ahead) FROM activity_names") == 0)
+        }
+    }
+
+    /// A name's first push lists it (floor 0, no last push) with its start's type; a start as another type changes the
+    /// type. A push that changes nothing of its name does not wait on the name's row: another transaction locking it
+    /// holds up no update of it.
+    @Test func aNameIsListedOnceAndItsRowHoldsUpNoPush() async throws {
+        try await self.withIntake { intake, _, app, _, _, client in
+            func name() async throws -> [String?] {
+                try await client.query(
+                    "SELECT attributes_type FROM activity_names WHERE app_id = \(app.id) AND last_timestamp = 0 AND last_push_id IS NULL",
+                    logger: TestDatabase.logger
+                ).decode(String?.self).array()
+            }
+            _ = try await self.accept(intake, app.id, [try self.update("m")])
+            #expect(try await name() == [nil])
+            _ = try await self.accept(intake, app.id, [try self.start("m", type: "Match"), try self.update("m")])
+            #expect(try await name() == ["Match"])
+
+            let locked = Mutex<Bool?>(nil)
+            let holder = Task {
+                try await client.withTransaction(logger: TestDatabase.logger) { connection in
+                    try await connection.query("SELECT 1 FROM activity_names WHERE name = 'm' FOR UPDATE", logger: TestDatabase.logger)
+                    locked.withLock { $0 = true }
+                    let deadline = ContinuousClock.now + .seconds(20)
+                    while locked.withLock({ $0 == true }) && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+                }
+            }
+            while locked.withLock({ $0 }) == nil { try await Task.sleep(for: .milliseconds(20)) }
+            let batch = [try self.update("m"), try self.start("m", type: "Match"), try self.update("m", audience: #"{"tag": "others"}"#)]
+            _ = try await self.accept(intake, app.id, batch)
+            #expect(locked.withLock { $0 } == true, "the push waited for the name's row")
+            locked.withLock { $0 = false }
+            try await holder.value
+
+            _ = try await self.accept(intake, app.id, [try self.start("m", type: "Cup")])
+            #expect(try await name() == ["Cup"])
         }
     }
 
@@ -109,9 +205,8 @@ import Testing
         }
     }
 
-    /// Requests with the same key at once (coalesced into one batch, or racing across batches) queue one push; a
-    /// refused request keeps no key, so a corrected retry is judged afresh.
-    @Test func concurrentRetriesQueueOnceAndRefusalsKeepNoKey() async throws {
+    /// Requests with the same key at once (coalesced into one batch, or racing across batches) queue one push.
+    @Test func concurrentRetriesQueueOnce() async throws {
         try await self.withIntake { intake, _, app, _, _, client in
             let answers = try await withThrowingTaskGroup(of: PushAcceptance.self) { group in
                 for _ in 0..<20 {
@@ -122,12 +217,6 @@ import Testing
             }
             #expect(Set(answers.map { "\($0)" }).count == 1)
             #expect(try await self.count(client) == 1)
-
-            let refused = try PushSubmission(appID: app.id, pushes: [try self.update("m", timestamp: 1_000_000_000)], idempotencyKey: "fix-me")
-            guard case .staleTimestamp = try await intake.accept(refused) else { Issue.record("not refused"); return }
-            let corrected = try PushSubmission(appID: app.id, pushes: [try self.update("m", timestamp: 1_900_000_000)], idempotencyKey: "fix-me")
-            #expect(try await intake.accept(corrected) == .accepted(operationID: corrected.operationID, pushIDs: corrected.pushIDs))
-            #expect(try await self.count(client) == 2)
         }
     }
 

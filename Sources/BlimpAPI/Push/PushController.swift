@@ -44,22 +44,12 @@ struct PushController: Sendable {
     private func queue(_ request: Request, _ context: some RequestContext) async throws -> Response {
         let caller = try await self.auth.master(request, .push)
         let key = try Self.idempotencyKey(of: request)
-        let (prepared, isBatch) = try await self.pushes(in: request, appID: caller.app.id)
+        let prepared = try await self.pushes(in: request, appID: caller.app.id)
         let submission = PushSubmission(
             appID: caller.app.id, prepared: prepared, idempotencyKey: key, origin: self.auth.origin(of: caller, request, context))
         switch try await self.intake.accept(submission) {
         case .accepted(let operationID, let pushIDs):
             return AirshipJSON.response(status: .accepted, json: Self.accepted(operationID: operationID, pushIDs: pushIDs))
-        case .staleTimestamp(let index, let name, let timestamp, let last):
-            let path = (isBatch ? "[\(index)]." : "") + "notification.ios.live_activity.timestamp"
-            throw AirshipError(
-                .conflict,
-                "The timestamp is not newer than the last accepted push of this Live Activity name.",
-                details: .init(
-                    error: "timestamp \(timestamp) is not after \(last), the last accepted for '\(name)'; devices would drop it",
-                    path: path
-                )
-            )
         }
     }
 
@@ -70,12 +60,12 @@ struct PushController: Sendable {
     }
 
     /// The request's pushes, prepared as they will be queued (``PushPreparer``: checked against the app's Live Activity
-    /// types and live activity channels, their payloads built and sized, starts' endings scheduled), and whether they
-    /// came as an array.
-    private func pushes(in request: Request, appID: Int64) async throws -> (prepared: [PreparedPush], isBatch: Bool) {
+    /// types and live activity channels, their payloads built and sized, starts' endings scheduled); a refusal's path
+    /// starts with the push's index when they came as an array.
+    private func pushes(in request: Request, appID: Int64) async throws -> [PreparedPush] {
         let json = try await AirshipJSON.json(from: request, upTo: Self.maximumBody)
         let pushes = try Push.pushes(in: json)
-        return (try await self.preparer.prepare(pushes, paths: pushes.indices.map { json.isArray ? "[\($0)]." : "" }, appID: appID), json.isArray)
+        return try await self.preparer.prepare(pushes, paths: pushes.indices.map { json.isArray ? "[\($0)]." : "" }, appID: appID)
     }
 
     func report(_ request: Request, _ context: some RequestContext) async throws -> Response {

@@ -23,7 +23,7 @@ enum PushRefusals {
         case 400: "invalid"
         case 401: "unauthorized"
         case 403: "forbidden"
-        case 409: "stale_timestamp"
+        case 409: "channel_gone"
         case 413: "too_large"
         case 429: "rate_limited"
         case 503: "unavailable"

@@ -149,8 +149,6 @@ struct ComposePage: Sendable {
         switch acceptance {
         case .accepted(_, let pushIDs):
             return PageRenderer.redirect(to: "/console/app/\(scope.app.appKey)/pushes/\(pushIDs.first?.lowercaseString ?? "")")
-        case .staleTimestamp(_, let name, _, let last):
-            return refused(["form": "A newer push of \(name) was accepted (timestamp \(last)); send again."], status: .conflict)
         }
     }
 

@@ -2,7 +2,9 @@ import BlimpCore
 import Foundation
 import PostgresNIO
 
-/// A Live Activity name as the console lists it: how many channels track it, by state, and its last push.
+/// A Live Activity name as the console lists it: how many channels track it, by state, and its newest push. A name
+/// shared by many activities (each user's `delivery`) is counted across them, and its newest push is the last accepted
+/// to any of its audiences.
 public struct ActivityNameSummary: Sendable, Equatable {
     public var name: String
     /// From the last rollup; `nil` when the name has only been pushed to, or is newer than the rollup.
@@ -64,12 +66,14 @@ extension ConsoleStore {
             """)
     }
 
-    /// Joins a name (`n.name`) with its rollup and its last push. The app id is a number, written into the text.
+    /// Joins a name (`n.name`) with its rollup and its newest push, whatever its audience (one step down
+    /// `pushes_by_activity_name_and_acceptance`). The app id is a number, written into the text.
     private static func summaryJoins(appID: Int64) -> String {
         """
         LEFT JOIN activity_name_rollups r ON r.app_id = \(appID) AND r.name = n.name
-        LEFT JOIN activity_names a ON a.app_id = \(appID) AND a.name = n.name
-        LEFT JOIN pushes p ON p.app_id = \(appID) AND p.push_id = a.last_push_id
+        LEFT JOIN LATERAL (
+            SELECT push_id, state, event, accepted_at FROM pushes
+            WHERE app_id = \(appID) AND activity_name = n.name ORDER BY accepted_at DESC LIMIT 1) p ON true
         """
     }
 

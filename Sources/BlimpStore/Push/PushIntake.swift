@@ -6,12 +6,14 @@ import PostgresNIO
 /// Puts accepted pushes in the queue (`pushes`), durably: a request is answered only after its transaction commits.
 /// Concurrent requests are coalesced (``Coalescer``) into one transaction, which:
 /// 1. claims each idempotency key, or finds the answer it already has;
-/// 2. locks the names of the Live Activity pushes and stamps each a timestamp newer than the name's last one
-///    (`activity_names`), refusing a request whose own timestamp is not newer;
-/// 3. inserts the pushes, each with the APNs body its preparation built (``PushPreparation``), only its timestamp set
-///    (``APNsPayload/stamped(_:)``), and moves the names' last timestamps on;
-/// 4. schedules the ends that starts ask for (`end_after`, `end_at`);
-/// 5. records a `push.accepted` audit entry per push (``AuditLog``), so that no push is queued off the record.
+/// 2. gives each Live Activity push its timestamp (``ActivityStamps``: the caller's, or one after the last push of its
+///    name to the same audience as written);
+/// 3. lists the names pushed for the first time (`activity_names`), and the type of a start whose name was last
+///    started as another: what updates and ends of the name are checked against;
+/// 4. inserts the pushes, each with the APNs body its preparation built (``PushPreparation``), only its timestamp set
+///    (``APNsPayload/stamped(_:)``);
+/// 5. schedules the ends that starts ask for (`end_after`, `end_at`);
+/// 6. records a `push.accepted` audit entry per push (``AuditLog``), so that no push is queued off the record.
 public struct PushIntake: Sendable {
     let coalescer: Coalescer<PushSubmission, PushAcceptance>
     let client: PostgresClient
@@ -29,7 +31,8 @@ public struct PushIntake: Sendable {
         }
     }
 
-    /// Queues `submission`, or says why not.
+    /// Queues `submission` (a Live Activity push's timestamp is never a reason to refuse one); a repeated idempotency
+    /// key gets its first request's answer.
     public func accept(_ submission: PushSubmission) async throws(StoreError) -> PushAcceptance {
         let acceptance = try await StoreError.mapping(submission, to: self.coalescer)
         // A replay answers the first request's operation.
@@ -82,55 +85,36 @@ public struct PushIntake: Sendable {
     ) async throws -> [PushAcceptance] {
         let requests = Request.grouping(submissions)
         let replays = try await Self.claimKeys(of: requests, on: connection, logger: logger, now: now)
-        var names = try await Self.lastTimestamps(of: requests, on: connection, logger: logger)
-        var moves: [NameKey: NameMove] = [:]
-        let acceptedAt = Int64(now.timeIntervalSince1970)
-        var accepted: [AcceptedPush] = []
-        var refusedKeys: [KeyID] = []
-        var answers: [(position: Int, answer: PushAcceptance)] = []
-        var endings: [(appID: Int64, scheduleID: UUID, schedule: ScheduledPush)] = []
-        var audit: [AuditEntry] = []
-        for request in requests {
-            let answer: PushAcceptance
-            if let key = request.key, let replay = replays[key] {
-                answer = replay
-            } else {
-                switch Self.stamp(request.submission, last: names, now: acceptedAt) {
-                case .success(let stamped):
-                    accepted += stamped.pushes.map { AcceptedPush($0.item, of: request.submission, timestamp: $0.timestamp, acceptedAt: now) }
-                    endings += request.submission.endings.map { (request.submission.appID, $0.scheduleID, $0.schedule) }
-                    audit += request.submission.auditEntries
-                    moves.merge(stamped.moves) { $1 }
-                    for (key, move) in stamped.moves { names[key] = move.last }
-                    answer = .accepted(operationID: request.submission.operationID, pushIDs: request.submission.pushIDs)
-                case .failure(let refusal):
-                    answer = refusal.acceptance
-                    if let key = request.key { refusedKeys.append(key) }
-                }
-            }
-            answers += request.positions.map { ($0, answer) }
+        let fresh = requests.filter { request in request.key.map { replays[$0] == nil } ?? true }
+        let pending = fresh.flatMap { request in
+            request.submission.items.map { ActivityStamps.Pending(appID: request.submission.appID, item: $0) }
         }
-        if !refusedKeys.isEmpty {
-            // A refused request keeps no key: a retry is judged again.
-            try await connection.query(
-                """
-                DELETE FROM push_requests WHERE (app_id, idempotency_key) IN
-                    (SELECT * FROM unnest(\(refusedKeys.map(\.appID))::bigint[], \(refusedKeys.map(\.key))::text[]))
-                """,
-                logger: logger
-            )
+        let timestamps = try await ActivityStamps.timestamps(
+            of: pending, acceptedAt: Int64(now.timeIntervalSince1970), on: connection, logger: logger)
+        var accepted: [AcceptedPush] = []
+        for request in fresh {
+            for item in request.submission.items {
+                accepted.append(AcceptedPush(item, of: request.submission, timestamp: timestamps[accepted.count], acceptedAt: now))
+            }
         }
         if !accepted.isEmpty {
+            try await Self.recordNames(of: accepted, on: connection, logger: logger)
             try await connection.query(Self.insertPushes(accepted), logger: logger)
-            try await connection.query(Self.moveNames(moves), logger: logger)
-            try await AuditLog.record(audit, at: now, on: connection, logger: logger)
-            for (appID, app) in Dictionary(grouping: endings, by: \.appID) {
-                try await ScheduleStore.insert(app.map { ($0.scheduleID, $0.schedule) }, appID: appID, now: now, on: connection, logger: logger)
+            try await AuditLog.record(fresh.flatMap(\.submission.auditEntries), at: now, on: connection, logger: logger)
+            for (appID, app) in Dictionary(grouping: fresh.map(\.submission), by: \.appID) {
+                let endings = app.flatMap(\.endings).map { ($0.scheduleID, $0.schedule) }
+                try await ScheduleStore.insert(endings, appID: appID, now: now, on: connection, logger: logger)
             }
             // Workers LISTEN; PostgreSQL delivers this when the transaction commits.
             try await connection.query("SELECT pg_notify(\(DispatchStore.channel), '')", logger: logger)
         }
-        return answers.sorted { $0.position < $1.position }.map(\.answer)
+        var answers: [PushAcceptance?] = submissions.map { _ in nil }
+        for request in requests {
+            let answer = request.key.flatMap { replays[$0] }
+                ?? .accepted(operationID: request.submission.operationID, pushIDs: request.submission.pushIDs)
+            for position in request.positions { answers[position] = answer }
+        }
+        return answers.compactMap { $0 }
     }
 
     // MARK: - Idempotency keys
@@ -185,87 +169,6 @@ public struct PushIntake: Sendable {
         return stored
     }
 
-    // MARK: - Timestamps by name
-
-    struct NameKey: Hashable {
-        var appID: Int64
-        var name: String
-    }
-
-    /// A name's new last timestamp, and the push that moved it there.
-    struct NameMove {
-        var last: Int64
-        var pushID: UUID
-        /// The `attributes_type` of the name's last start among the moves; `nil` keeps the name's.
-        var startedType: String?
-    }
-
-    /// The last accepted timestamp of every name the submissions' Live Activity pushes use, locked until commit.
-    private static func lastTimestamps(
-        of requests: [Request],
-        on connection: PostgresConnection,
-        logger: Logger
-    ) async throws -> [NameKey: Int64] {
-        var keys = Set<NameKey>()
-        for request in requests {
-            for item in request.submission.items {
-                if case .liveActivity(let activity) = item.push.content { keys.insert(NameKey(appID: request.submission.appID, name: activity.name)) }
-            }
-        }
-        guard !keys.isEmpty else { return [:] }
-        let sorted = keys.sorted { ($0.appID, $0.name) < ($1.appID, $1.name) }  // one lock order, no deadlocks
-        let rows = try await connection.query(
-            """
-            SELECT app_id, name, last_timestamp FROM activity_names
-            WHERE (app_id, name) IN (SELECT * FROM unnest(\(sorted.map(\.appID))::bigint[], \(sorted.map(\.name))::text[]))
-            ORDER BY app_id, name FOR UPDATE
-            """,
-            logger: logger
-        )
-        var names: [NameKey: Int64] = [:]
-        for try await (appID, name, last) in rows.decode((Int64, String, Int64).self) {
-            names[NameKey(appID: appID, name: name)] = last
-        }
-        return names
-    }
-
-    /// A submission's pushes with their timestamps, and its names' last timestamps moved on.
-    struct Stamped {
-        var pushes: [(item: PushSubmission.Item, timestamp: Int64?)]
-        var moves: [NameKey: NameMove]
-    }
-
-    struct Refusal: Error {
-        var acceptance: PushAcceptance
-    }
-
-    /// Each Live Activity push's timestamp: its own, which must be newer than its name's last, or the acceptance
-    /// second, moved past the last when that is not newer.
-    static func stamp(_ submission: PushSubmission, last names: [NameKey: Int64], now: Int64) -> Result<Stamped, Refusal> {
-        var stamped = Stamped(pushes: [], moves: [:])
-        for (index, item) in submission.items.enumerated() {
-            guard case .liveActivity(let activity) = item.push.content else {
-                stamped.pushes.append((item, nil))
-                continue
-            }
-            let key = NameKey(appID: submission.appID, name: activity.name)
-            let last = stamped.moves[key]?.last ?? names[key]
-            let timestamp: Int64
-            if let given = activity.timestamp {
-                if let last, given <= last {
-                    return .failure(Refusal(acceptance: .staleTimestamp(pushIndex: index, name: activity.name, timestamp: given, last: last)))
-                }
-                timestamp = given
-            } else {
-                timestamp = max(now, (last ?? 0) + 1)
-            }
-            stamped.pushes.append((item, timestamp))
-            let startedType = activity.event == .start ? activity.attributesType : stamped.moves[key]?.startedType
-            stamped.moves[key] = NameMove(last: timestamp, pushID: item.pushID, startedType: startedType)
-        }
-        return .success(stamped)
-    }
-
     // MARK: - Rows
 
     /// The pushes' rows (``PushColumn``), in one statement.
@@ -277,43 +180,64 @@ public struct PushIntake: Sendable {
         })
     }
 
-    private static func moveNames(_ moves: [NameKey: NameMove]) -> PostgresQuery {
-        let sorted = moves.sorted { ($0.key.appID, $0.key.name) < ($1.key.appID, $1.key.name) }
-        let records = sorted.map { key, move in
+    // MARK: - Names
+
+    /// Lists the names of `pushes` that `activity_names` lacks, and sets the type of a name started as another than
+    /// its stored one. Neither locks a name already listed with its type: a name shared by many activities is no row
+    /// that every push waits on.
+    private static func recordNames(of pushes: [AcceptedPush], on connection: PostgresConnection, logger: Logger) async throws {
+        var startedTypes: [NameKey: String?] = [:]
+        for push in pushes {
+            guard case .liveActivity(let activity) = push.push.content else { continue }
+            let key = NameKey(appID: push.appID, name: activity.name)
+            startedTypes[key] = activity.event == .start ? activity.attributesType : startedTypes[key, default: nil]
+        }
+        guard !startedTypes.isEmpty else { return }
+        let sorted = startedTypes.sorted { ($0.key.appID, $0.key.name) < ($1.key.appID, $1.key.name) }  // one order, no deadlocks
+        let records = sorted.map { key, type in
             var record = Record<NameColumn>()
-            for column in NameColumn.allCases { record.set(column, column.value(of: key, move)) }
+            for column in NameColumn.allCases { record.set(column, column.value(of: key, startedType: type)) }
             return record
         }
-        return NameColumn.insert(
-            into: "activity_names", records,
-            suffix: """
-                ON CONFLICT (app_id, name) DO UPDATE SET
-                    last_timestamp = EXCLUDED.last_timestamp, last_push_id = EXCLUDED.last_push_id,
-                    attributes_type = coalesce(EXCLUDED.attributes_type, activity_names.attributes_type)
-                """)
+        try await connection.query(NameColumn.insert(into: "activity_names", records, suffix: "ON CONFLICT (app_id, name) DO NOTHING"), logger: logger)
+        let starts = zip(sorted, records).filter { $0.0.value != nil }.map(\.1)
+        guard !starts.isEmpty else { return }
+        try await connection.query(
+            """
+            UPDATE activity_names n SET attributes_type = r.attributes_type
+            FROM jsonb_to_recordset(\(RawJSON.array(starts.map(\.json)).text)::jsonb) AS r (\(unescaped: NameColumn.recordFields))
+            WHERE n.app_id = r.app_id AND n.name = r.name AND n.attributes_type IS DISTINCT FROM r.attributes_type
+            """,
+            logger: logger
+        )
     }
 
-    /// The `activity_names` row a move writes, described once: each case a column, its type in the insert's JSON
-    /// record and its value for one move.
+    struct NameKey: Hashable {
+        var appID: Int64
+        var name: String
+    }
+
+    /// The `activity_names` row a name's first push inserts, described once: each case a column, its type in the
+    /// insert's JSON record and its value for one name. Its floor is 0 (stamps run ahead of the clock per audience,
+    /// never per name) and it has no last push (the console reads a name's newest push from `pushes`).
     enum NameColumn: String, RecordColumn {
-        case appID = "app_id", name, lastTimestamp = "last_timestamp", lastPushID = "last_push_id", attributesType = "attributes_type"
+        case appID = "app_id", name, lastTimestamp = "last_timestamp", attributesType = "attributes_type"
 
         var recordType: String {
             switch self {
             case .appID, .lastTimestamp: "bigint"
-            case .lastPushID: "uuid"
             case .name, .attributesType: "text"
             }
         }
 
-        /// The column's value for the move of `key`'s name; `nil` is NULL.
-        func value(of key: NameKey, _ move: NameMove) -> RawJSON? {
+        /// The column's value for `key`'s name, last started in the flush as `startedType` (`nil`: not started); `nil`
+        /// is NULL.
+        func value(of key: NameKey, startedType: String?) -> RawJSON? {
             switch self {
             case .appID: .integer(key.appID)
             case .name: .string(key.name)
-            case .lastTimestamp: .integer(move.last)
-            case .lastPushID: .string(move.pushID.lowercaseString)
-            case .attributesType: move.startedType.map(RawJSON.string)
+            case .lastTimestamp: .integer(0)
+            case .attributesType: startedType.map(RawJSON.string)
             }
         }
     }

@@ -72,11 +72,9 @@ public struct LocalTimeZone: Sendable, Equatable {
     }
 }
 
-/// What became of a ``PushSubmission``.
+/// What became of a ``PushSubmission``: the intake refuses none (what a push may be is checked before, by
+/// ``PushPreparation``).
 public enum PushAcceptance: Sendable, Equatable {
     /// Committed to the queue; or, for an idempotency key seen within 24 hours, what the first request got.
     case accepted(operationID: UUID, pushIDs: [UUID])
-    /// A Live Activity push named a timestamp no newer than the last accepted push of its name: devices would drop
-    /// it. Nothing of the request was queued.
-    case staleTimestamp(pushIndex: Int, name: String, timestamp: Int64, last: Int64)
 }

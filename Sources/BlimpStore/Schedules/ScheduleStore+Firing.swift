@@ -75,7 +75,7 @@ extension ScheduleStore {
                 let inputs = try await Self.inputs(of: dues, from: preparation)
                 var moves = try await self.plan(dues, now: now, on: connection)
                 let sending = Self.submissions(&moves, inputs: inputs, now: now)
-                let pushIDs = try await self.queue(sending, moves: &moves, now: now, on: connection)
+                let pushIDs = try await self.queue(sending, now: now, on: connection)
                 try await self.record(moves, pushIDs: pushIDs, now: now, on: connection)
                 try await self.finish(moves, now: now, on: connection)
                 return rows.count
@@ -194,11 +194,8 @@ extension ScheduleStore {
         return .success(submission)
     }
 
-    /// Queues the batch's pushes through one intake, within the firing's transaction; returns each firing's push. A
-    /// push the intake refuses (its own timestamp no longer newer than its name's last) is recorded in its plan.
-    private func queue(
-        _ sending: [(FiringIndex, PushSubmission)], moves: inout [Move], now: Date, on connection: PostgresConnection
-    ) async throws -> [FiringIndex: UUID] {
+    /// Queues the batch's pushes through one intake, within the firing's transaction; returns each firing's push.
+    private func queue(_ sending: [(FiringIndex, PushSubmission)], now: Date, on connection: PostgresConnection) async throws -> [FiringIndex: UUID] {
         guard !sending.isEmpty else { return [:] }
         let answers = try await PushIntake.accept(sending.map { $0.1 }, on: connection, logger: self.logger, now: now)
         var pushIDs: [FiringIndex: UUID] = [:]
@@ -207,9 +204,6 @@ extension ScheduleStore {
             case .accepted(_, let queued):
                 pushIDs[index] = queued.first
                 PushMetrics.accepted.increment()
-            case .staleTimestamp(_, let name, let timestamp, let last):
-                let reason = "refused: the timestamp \(timestamp) is not after \(last), the last accepted for '\(name)'"
-                moves[index.move].plan.refuse(index.firing, reason: reason)
             }
         }
         return pushIDs

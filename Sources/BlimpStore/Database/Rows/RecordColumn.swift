@@ -15,16 +15,18 @@ protocol RecordColumn: RawRepresentable, CaseIterable, Sendable where RawValue =
 extension RecordColumn {
     var valueExpression: String { "r.\(self.rawValue)" }
 
+    /// Every field with its type, for `jsonb_to_recordset(records) AS r (fields)`.
+    static var recordFields: String { Self.allCases.map { "\($0.rawValue) \($0.recordType)" }.joined(separator: ", ") }
+
     /// `INSERT INTO table (every column) SELECT … FROM jsonb_to_recordset(records)`, then `suffix` (an `ON CONFLICT`
     /// or `RETURNING` clause), with the records as one JSON parameter.
     static func insert(into table: String, _ records: [Record<Self>], suffix: String = "") -> PostgresQuery {
         let columns = Self.allCases.map(\.rawValue).joined(separator: ", ")
         let values = Self.allCases.map(\.valueExpression).joined(separator: ", ")
-        let fields = Self.allCases.map { "\($0.rawValue) \($0.recordType)" }.joined(separator: ", ")
         let json = RawJSON.array(records.map(\.json)).text
         return """
             INSERT INTO \(unescaped: table) (\(unescaped: columns))
-            SELECT \(unescaped: values) FROM jsonb_to_recordset(\(json)::jsonb) AS r (\(unescaped: fields))
+            SELECT \(unescaped: values) FROM jsonb_to_recordset(\(json)::jsonb) AS r (\(unescaped: Self.recordFields))
             \(unescaped: suffix)
             """
     }
