@@ -808,7 +808,9 @@ ALTER TABLE activity_names ALTER COLUMN last_push_id DROP NOT NULL;
 -- The intake stamps a push without a timestamp one second after the last push of its name to the same audience as
 -- written (md5 of the normalized JSON), and a worker skips an update that a newer one to that audience waits behind.
 -- The claim probes a name's older unfinished pushes by scope, and all of them in acceptance order (push ids are
--- UUIDv7). pushes_unfinished_by_name is no longer read; the previous release claims by it, so it stays until the next.
+-- UUIDv7). pushes_unfinished_by_name goes: nothing reads it now, and PostgreSQL, with statistics taken before a burst
+-- of pushes, would probe through it, reading every unfinished push of a shared name per probe. The previous release's
+-- workers claim through it: until they are replaced, their claims read a name's unfinished pushes per candidate.
 DROP INDEX CONCURRENTLY IF EXISTS pushes_by_audience;
 CREATE INDEX CONCURRENTLY pushes_by_audience
     ON pushes (app_id, activity_name, (md5(audience::text)), aps_timestamp) WHERE activity_name IS NOT NULL;
@@ -819,3 +821,4 @@ CREATE INDEX CONCURRENTLY pushes_unfinished_by_scope
 DROP INDEX CONCURRENTLY IF EXISTS pushes_unfinished_in_order;
 CREATE INDEX CONCURRENTLY pushes_unfinished_in_order
     ON pushes (app_id, activity_name, push_id) WHERE activity_name IS NOT NULL AND state IN ('queued', 'sending');
+DROP INDEX CONCURRENTLY IF EXISTS pushes_unfinished_by_name;

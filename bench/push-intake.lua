@@ -1,6 +1,6 @@
 -- wrk script for bench/push-intake.sh: POST /api/push, a Live Activity update by name to a tag audience. Names cycle
--- through 1,000 activities (a name's pushes get strictly increasing timestamps, so one name at thousands a second
--- would run its timestamps ahead of the clock). Counts answers by status and prints them at the end.
+-- through 1,000 activities (a name's pushes to one audience get strictly increasing timestamps, so one name at
+-- thousands a second would run its timestamps ahead of the clock). Counts answers by status and prints them at the end.
 local counter = 0
 statuses = {}
 local threads = {}

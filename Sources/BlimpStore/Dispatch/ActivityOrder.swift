@@ -11,28 +11,35 @@ import BlimpCore
 /// Acceptance order is push id order (UUIDv7, made in order within a process, ``UUIDv7/make()``).
 enum ActivityOrder {
     /// The condition that the queued push `p` may be claimed: no older unfinished push of its name may share an
-    /// activity with it. Each probe is a range of `pushes_unfinished_in_order` or `pushes_unfinished_by_scope`
-    /// (`OFFSET 0` keeps it a probe per candidate, taken in acceptance order until one passes; as an anti-join it could
-    /// be planned over every pair of queued pushes).
+    /// activity with it. Each probe is a scalar subquery, so that it is run per candidate (taken in acceptance order
+    /// until one passes; as an anti-join it could be planned over every pair of queued pushes), ordered by the columns
+    /// of the index it is meant to read, `pushes_unfinished_in_order` or `pushes_unfinished_by_scope`, and comparing
+    /// scopes as a range rather than with `=` (which would let the first index give that order too). With statistics
+    /// taken before a burst of pushes, every plan looks equally cheap, and PostgreSQL would otherwise probe through
+    /// an index that reads every unfinished push of a shared name.
     static let mayBeClaimed: String = {
-        let older = """
-            SELECT 1 FROM pushes q
-            WHERE q.app_id = p.app_id AND q.activity_name = p.activity_name AND q.state IN ('queued', 'sending')
-              AND q.push_id < p.push_id
-            """
         let scope = #"q.audience_scope COLLATE "C""#
+        func none(_ condition: String, inScopeOrder: Bool = true) -> String {
+            let order = inScopeOrder ? "q.app_id, q.activity_name, \(scope), q.push_id" : "q.app_id, q.activity_name, q.push_id"
+            return """
+                (SELECT q.push_id FROM pushes q
+                 WHERE q.app_id = p.app_id AND q.activity_name = p.activity_name AND q.state IN ('queued', 'sending')
+                   AND q.push_id < p.push_id\(condition)
+                 ORDER BY \(order) LIMIT 1) IS NULL
+                """
+        }
         // A scope of another kind may share an activity: for each kind p may have, probe the others' ranges.
         let otherKinds = AudienceScope.Kind.allCases.map { kind in
             let ranges = AudienceScope.Kind.allCases.filter { $0 != kind }
                 .map { "(\(scope) >= '\($0.rawValue):' AND \(scope) < '\($0.rawValue);')" }
-            return "(p.audience_scope NOT LIKE '\(kind.rawValue):%' OR NOT EXISTS (\(older) AND (\(ranges.joined(separator: " OR "))) OFFSET 0))"
+            return "(p.audience_scope NOT LIKE '\(kind.rawValue):%' OR \(none(" AND (\(ranges.joined(separator: " OR ")))")))"
         }
         return """
             (p.activity_name IS NULL
-             OR (p.audience_scope IS NULL AND NOT EXISTS (\(older) OFFSET 0))
+             OR (p.audience_scope IS NULL AND \(none("", inScopeOrder: false)))
              OR (p.audience_scope IS NOT NULL
-                 AND NOT EXISTS (\(older) AND q.audience_scope IS NULL OFFSET 0)
-                 AND NOT EXISTS (\(older) AND \(scope) = p.audience_scope OFFSET 0)
+                 AND \(none(" AND q.audience_scope IS NULL"))
+                 AND \(none(" AND \(scope) BETWEEN p.audience_scope AND p.audience_scope"))
                  AND \(otherKinds.joined(separator: "\n AND "))))
             """
     }()

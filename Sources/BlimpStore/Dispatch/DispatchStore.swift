@@ -162,14 +162,17 @@ public struct DispatchStore: Sendable {
     public func isSuperseded(_ push: ClaimedPush) async throws(StoreError) -> Bool {
         guard case .liveActivity(.update, let name, _) = push.kind else { return false }
         return try await StoreError.mapping {
+            // A range of pushes_by_audience: the push's own audience's md5, then newer timestamps (ordered by the
+            // index's columns, so that it is read through that index whatever the statistics say, ActivityOrder).
             let rows = try await self.client.query(
                 """
-                SELECT EXISTS (
-                    SELECT 1 FROM pushes q, pushes p
-                    WHERE p.app_id = \(push.appID) AND p.push_id = \(push.pushID)
-                      AND q.app_id = p.app_id AND q.activity_name = \(name) AND md5(q.audience::text) = md5(p.audience::text)
-                      AND (q.aps_timestamp, q.push_id) > (p.aps_timestamp, p.push_id)
-                      AND q.state IN ('queued', 'sending') AND q.event IN ('update', 'end'))
+                SELECT (
+                    SELECT q.push_id FROM pushes q
+                    WHERE q.app_id = \(push.appID) AND q.activity_name = \(name)
+                      AND md5(q.audience::text) = (SELECT md5(p.audience::text) FROM pushes p WHERE p.app_id = \(push.appID) AND p.push_id = \(push.pushID))
+                      AND q.aps_timestamp >= \(push.timestamp) AND (q.aps_timestamp, q.push_id) > (\(push.timestamp), \(push.pushID))
+                      AND q.state IN ('queued', 'sending') AND q.event IN ('update', 'end')
+                    ORDER BY q.app_id, q.activity_name, md5(q.audience::text), q.aps_timestamp LIMIT 1) IS NOT NULL
                 """,
                 logger: self.logger
             )
