@@ -185,7 +185,7 @@ check("POST", "/api/schedules", 400, master_headers, {**once, "schedule": {"sche
 check("POST", "/api/schedules", 400, master_headers, {**once, "push_ids": [str(uuid.uuid4())]})
 check("POST", "/api/schedules", 400, master_headers,
       {**daily, "schedule": {"scheduled_time": tomorrow, "recurring": {"cadence": {"type": "daily", "count": 10 ** 12}}}})
-check("POST", "/api/schedules", 400, master_headers, {**daily, "push": stale})
+check("POST", "/api/schedules", 400, master_headers, {**daily, "push": older})
 check("POST", "/api/schedules", 401, basic(app_secret), once)
 check("POST", "/api/schedules/create-and-send", 400, master_headers, once)
 check("POST", "/api/templates/schedules", 400, master_headers, once)
