@@ -797,14 +797,11 @@ CREATE INDEX CONCURRENTLY push_requests_by_creation ON push_requests (app_id, cr
 -- may reach the same activities: every one, when either has no scope; otherwise those of the same scope, or of a
 -- scope of another kind (a channel may be the named user's). Pushes to different channels or named users never wait.
 ALTER TABLE pushes ADD COLUMN audience_scope text;
--- The newest timestamp sent to the activity: an update older than it is skipped (superseded) for that device, as
--- iOS would ignore it. A new activity under the name (another activity id) starts without one.
-ALTER TABLE live_activities ADD COLUMN sent_timestamp bigint;
 -- A name's last timestamp is no longer moved by every push (that row was one that every push of a shared name waited
 -- on): what it holds is the floor that stamps stay above, and new names are listed without a last push.
 ALTER TABLE activity_names ALTER COLUMN last_push_id DROP NOT NULL;
 
--- version 29, no transaction: pushes by audience, scope and acceptance
+-- version 29, no transaction: pushes by audience, scope, acceptance and stamps ahead
 -- The intake stamps a push without a timestamp one second after the last push of its name to the same audience as
 -- written (md5 of the normalized JSON), and a worker skips an update that a newer one to that audience waits behind.
 -- The claim probes a name's older unfinished pushes by scope, and all of them in acceptance order (push ids are
@@ -818,6 +815,12 @@ DROP INDEX CONCURRENTLY IF EXISTS pushes_unfinished_by_scope;
 CREATE INDEX CONCURRENTLY pushes_unfinished_by_scope
     ON pushes (app_id, activity_name, audience_scope COLLATE "C", push_id)
     WHERE activity_name IS NOT NULL AND state IN ('queued', 'sending');
+-- Pushes stamped ahead of their acceptance (an audience pushed more than once a second, a caller's future timestamp):
+-- the few after which a later push of the name may carry an older timestamp. A worker looks for them before it checks
+-- each of an update's activities against what the activity was sent.
+DROP INDEX CONCURRENTLY IF EXISTS pushes_stamped_ahead;
+CREATE INDEX CONCURRENTLY pushes_stamped_ahead ON pushes (app_id, activity_name, aps_timestamp)
+    WHERE activity_name IS NOT NULL AND aps_timestamp > date_part('epoch', accepted_at AT TIME ZONE 'UTC');
 DROP INDEX CONCURRENTLY IF EXISTS pushes_unfinished_in_order;
 CREATE INDEX CONCURRENTLY pushes_unfinished_in_order
     ON pushes (app_id, activity_name, push_id) WHERE activity_name IS NOT NULL AND state IN ('queued', 'sending');

@@ -114,6 +114,23 @@ import Testing
         }
     }
 
+    /// A user's update stamped ahead of the clock (the caller's future timestamp), then a tag's update of the name
+    /// stamped at its acceptance: the tag's reaches every fan but that user, whose activity already shows a newer one.
+    @Test func aTagsUpdateSkipsTheActivityAlreadySentANewerTimestamp() async throws {
+        try await DispatchHarness.run { harness in
+            let fans = try await harness.register(6, name: "delivery", tags: ["fans"])
+            let ahead = Int64(harness.clock.now.timeIntervalSince1970) + 100
+            let own = try await harness.push(DispatchHarness.liveActivity(
+                "update", "delivery", #", "content_state": {"from": "user"}, "timestamp": \#(ahead)"#,
+                audience: #"{"ios_channel": "\#(fans[2].channelID.lowercaseString)"}"#))
+            let tag = try await harness.push(DispatchHarness.liveActivity(
+                "update", "delivery", #", "content_state": {"from": "tag"}"#, audience: #"{"tag": "fans"}"#))
+            let reports = try await harness.deliver([own, tag])
+            #expect(reports[1].counts.sent == 5 && reports[1].counts.superseded == 1, "\(reports[1].counts)")
+            #expect(harness.received(fans[2].token).map { $0.payload.contains(#""from":"user""#) } == [true])
+        }
+    }
+
     /// A tag's update of a name and then one user's update of it: the user's device, in both audiences, gets them in
     /// the order they were accepted, while the tag's other devices get the tag's.
     @Test func aTagsUpdateAndAUsersUpdateReachTheirSharedDeviceInAcceptanceOrder() async throws {

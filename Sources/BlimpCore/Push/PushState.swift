@@ -6,7 +6,7 @@ public enum PushState: String, Sendable, CaseIterable {
     case sending
     /// Every target was handled.
     case done
-    /// An update that stopped because a newer update or end of its name was waiting.
+    /// An update that stopped because a newer update or end of its name to the same audience was waiting.
     case superseded
     /// Delivery failed for good (a permanent reason, or too many attempts); the report says why.
     case failed

@@ -43,4 +43,28 @@ enum ActivityOrder {
                  AND \(otherKinds.joined(separator: "\n AND "))))
             """
     }()
+
+    /// Whether the claimed update `p` may find some of its activities already sent a newer timestamp: such a push
+    /// went out before it (an older push that may share the activity is finished first), so it is older by acceptance
+    /// and newer by timestamp. Without a scan of the name's pushes, that can only be one of:
+    /// - a push stamped ahead of its acceptance (`pushes_stamped_ahead`, a few), newer than `p`;
+    /// - when `p`'s own timestamp is a second or more behind its acceptance (a caller's), a push accepted since that
+    ///   second with a newer one.
+    ///
+    /// A push with a scope reaches a channel or a named user's few: its targets are always checked.
+    static let mayBeStale = """
+        (p.event = 'update' AND (
+            p.audience_scope IS NOT NULL
+            OR (SELECT q.push_id FROM pushes q
+                WHERE q.app_id = p.app_id AND q.activity_name = p.activity_name
+                  AND q.aps_timestamp > date_part('epoch', q.accepted_at AT TIME ZONE 'UTC')
+                  AND q.aps_timestamp > p.aps_timestamp AND q.push_id < p.push_id
+                ORDER BY q.app_id, q.activity_name, q.aps_timestamp LIMIT 1) IS NOT NULL
+            OR (p.aps_timestamp + 1 <= date_part('epoch', p.accepted_at AT TIME ZONE 'UTC')
+                AND (SELECT q.push_id FROM pushes q
+                     WHERE q.app_id = p.app_id AND q.activity_name = p.activity_name
+                       AND q.accepted_at >= to_timestamp(p.aps_timestamp + 1) AND q.accepted_at <= p.accepted_at
+                       AND q.aps_timestamp > p.aps_timestamp AND q.push_id < p.push_id
+                     ORDER BY q.app_id, q.activity_name, q.accepted_at DESC LIMIT 1) IS NOT NULL)))
+        """
 }

@@ -88,8 +88,11 @@ extension DispatchStore {
                         try await Self.awaitTokens(of: sent, name: name, start: push, now: now, on: connection, logger: self.logger)
                     case .start:
                         break
-                    case .update, .end:
-                        try await Self.markSent(sent, of: push, event: event, name: name, now: now, on: connection, logger: self.logger)
+                    case .end:
+                        try await Self.markEnded(
+                            sent, name: name, appID: push.appID, dismissAt: push.dismissalDate, now: now, on: connection, logger: self.logger)
+                    case .update:
+                        break
                     }
                 }
                 return true
@@ -126,21 +129,16 @@ extension DispatchStore {
             logger: logger)
     }
 
-    /// Records an update or end that APNs accepted for the name's active activities on `channels`: each keeps the
-    /// newest timestamp it was sent (a later update older than it is skipped there, as iOS would ignore it), and an
-    /// end marks them ended, leaving the Lock Screen at the push's dismissal date or after the default time.
-    static func markSent(
-        _ channels: [UUID], of push: ClaimedPush, event: LiveActivityNotification.Event, name: String, now: Date,
-        on connection: PostgresConnection, logger: Logger
+    /// Ends the name's active activities on `channels`, which an end reached: they leave the Lock Screen at `dismissAt`,
+    /// or after the default time.
+    static func markEnded(
+        _ channels: [UUID], name: String, appID: Int64, dismissAt: Date?, now: Date, on connection: PostgresConnection, logger: Logger
     ) async throws {
-        let ends = event == .end
         try await connection.query(
             """
-            UPDATE live_activities SET sent_timestamp = greatest(sent_timestamp, \(push.timestamp)),
-                   state = CASE WHEN \(ends) THEN 'ended' ELSE state END,
-                   ended_at = CASE WHEN \(ends) THEN \(now) ELSE ended_at END,
-                   dismiss_at = CASE WHEN \(ends) THEN \(push.dismissalDate ?? now.addingTimeInterval(LiveActivityLifetime.dismissedAfterEnd)) ELSE dismiss_at END
-            WHERE app_id = \(push.appID) AND name = \(name) AND channel_id = ANY(\(channels)) AND state = 'active'
+            UPDATE live_activities SET state = 'ended', ended_at = \(now),
+                   dismiss_at = \(dismissAt ?? now.addingTimeInterval(LiveActivityLifetime.dismissedAfterEnd))
+            WHERE app_id = \(appID) AND name = \(name) AND channel_id = ANY(\(channels)) AND state = 'active'
             """,
             logger: logger)
     }

@@ -139,7 +139,10 @@ extension DispatchStore {
                 if !dead.isEmpty { try await Self.prune(dead, of: push, on: connection, logger: self.logger) }
                 let sent = outcomes.filter { $0.status == 200 }.map(\.target.channelID)
                 guard !sent.isEmpty else { return }
-                try await Self.markSent(sent, of: push, event: event, name: name, now: now, on: connection, logger: self.logger)
+                if event == .end {
+                    try await Self.markEnded(
+                        sent, name: name, appID: push.appID, dismissAt: push.dismissalDate, now: now, on: connection, logger: self.logger)
+                }
                 try await connection.query(
                     """
                     UPDATE pushes SET delivered_after_token = delivered_after_token + \(sent.count)

@@ -53,13 +53,14 @@ extension DispatchStore {
     private static func targetQuery(of push: ClaimedPush, now: Date) -> (PostgresQuery, order: String) {
         Self.targetQuery(
             appID: push.appID, kind: push.kind, audience: push.audience, zone: push.localTimeZone, priority: push.priority,
-            timestamp: push.timestamp, range: ChannelIDRange(after: push.cursor, through: push.through), now: now)
+            timestamp: push.timestamp, mayBeStale: push.mayBeStale, range: ChannelIDRange(after: push.cursor, through: push.through),
+            now: now)
     }
 
     /// The targets of a push in `range` (after, through] as a query to put after `SELECT`, and their order.
     private static func targetQuery(
         appID: Int64, kind: ClaimedPush.Kind, audience: Audience, zone: LocalTimeZone? = nil, priority: APNsPriority,
-        timestamp: Int64? = nil, range: ChannelIDRange, now: Date
+        timestamp: Int64? = nil, mayBeStale: Bool = false, range: ChannelIDRange, now: Date
     ) -> (PostgresQuery, order: String) {
         // $1 to $3 are shared; each kind binds what its query reads after them.
         var bindings = PostgresBindings()
@@ -95,11 +96,16 @@ extension DispatchStore {
         case .liveActivity(_, let name, _):
             bindings.append(name)
             bindings.append(updatable)
-            // A newer timestamp sent to the activity than the push's: an update skips it.
+            // Whether the activity (its token) was sent a newer push of the name than this one: an update that may be
+            // stale skips it (``ClaimedPush/mayBeStale``); from what APNs accepted, so no send writes anything more.
             var newerSent = "false"
-            if let timestamp {
+            if mayBeStale, let timestamp {
                 bindings.append(timestamp)
-                newerSent = "coalesce(la.sent_timestamp > $\(bindings.count), false)"
+                newerSent = """
+                    EXISTS (SELECT 1 FROM delivery_outcomes o JOIN pushes q ON q.app_id = o.app_id AND q.push_id = o.push_id
+                            WHERE o.app_id = $1 AND o.channel_id = la.channel_id AND o.sent_at > $5 AND o.token = la.token
+                              AND o.status = 200 AND q.activity_name = $4 AND q.aps_timestamp > $\(bindings.count))
+                    """
             }
             // Priority-10 sends in the last hour matter only to a push that asks for priority 10.
             var recentPriority10 = "0"

@@ -191,8 +191,6 @@ struct RegistrationWriter: Sendable {
                                     THEN live_activities.ended_at END,
                     dismiss_at = CASE WHEN live_activities.activity_id = EXCLUDED.activity_id
                                       THEN live_activities.dismiss_at END,
-                    sent_timestamp = CASE WHEN live_activities.activity_id = EXCLUDED.activity_id
-                                          THEN live_activities.sent_timestamp END,
                     started_at = EXCLUDED.started_at,
                     action_ts_ms = EXCLUDED.action_ts_ms,
                     updated_at = EXCLUDED.updated_at
