@@ -53,6 +53,7 @@ struct FanOut {
             guard try await publication.publish(claimed, to: channelID, expiration: self.expiration(of: claimed)) else { return .abandoned }
         }
         var push = claimed
+        push.mayBeStale = try await self.store.mayBeStale(push)
         let limit = self.configuration.batchSize
         // Held first, then targets read: a token reported before the hold is among them, one after releases the push.
         push.counts.heldAwaitingToken += try await self.store.hold(push, now: self.now())

@@ -44,7 +44,7 @@ enum ActivityOrder {
             """
     }()
 
-    /// Whether the claimed update `p` may find some of its activities already sent a newer timestamp: such a push
+    /// Whether the update `p` may find some of its activities already sent a newer timestamp: such a push
     /// went out before it (an older push that may share the activity is finished first), so it is older by acceptance
     /// and newer by timestamp. Without a scan of the name's pushes, that can only be one of:
     /// - a push stamped ahead of its acceptance (`pushes_stamped_ahead`, a few), newer than `p`;

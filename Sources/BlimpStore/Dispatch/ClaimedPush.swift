@@ -51,9 +51,10 @@ public struct ClaimedPush: Sendable {
     public let nameAwaitsTokens: Bool
     /// For a push a local-time schedule fired in one time zone: that zone; the push goes to channels in it only.
     public let localTimeZone: LocalTimeZone?
-    /// An update that some of its activities may already have been sent a newer timestamp for (``ActivityOrder``):
-    /// only then is each target checked against what its activity was sent.
-    public let mayBeStale: Bool
+    /// An update that some of its activities may already have been sent a newer timestamp for: only then is each
+    /// target checked against what its activity was sent. Asked by the fan-out before it reads targets
+    /// (``DispatchStore/mayBeStale(_:)``), apart from the claim, which every claim loop plans on every wake-up.
+    public var mayBeStale = false
 
     /// The channel an update or end is still to be published to: part 0's, once.
     public var pendingBroadcast: String? {
@@ -77,7 +78,6 @@ public struct ClaimedPush: Sendable {
         case broadcastChannelID = "broadcast_channel_id", broadcastStoragePolicy = "broadcast_storage_policy"
         case broadcastPublished = "broadcast_published", nameAwaitsTokens = "name_awaits_tokens"
         case localTimeZone = "local_time_zone", localDefaultZone = "local_default_zone"
-        case mayBeStale = "may_be_stale"
 
         var expression: String {
             switch self {
@@ -92,7 +92,6 @@ public struct ClaimedPush: Sendable {
                 EXISTS (SELECT 1 FROM awaiting_activities a
                         WHERE a.app_id = p.app_id AND a.name = p.activity_name AND a.state = 'awaiting')
                 """
-            case .mayBeStale: ActivityOrder.mayBeStale
             case .part, .through, .cursor: "part.\(self.rawValue)"
             case .counts: "part.counts::text"
             case .audience: "p.audience::text"
@@ -139,7 +138,6 @@ public struct ClaimedPush: Sendable {
         self.broadcastStoragePolicy = try row.decodeIfPresent(.broadcastStoragePolicy)
         self.broadcastPublished = try row.decode(.broadcastPublished)
         self.nameAwaitsTokens = try row.decode(.nameAwaitsTokens)
-        self.mayBeStale = try row.decode(.mayBeStale)
         if let zone = try row.decode(.localTimeZone, as: String?.self) {
             self.localTimeZone = LocalTimeZone(name: zone, isDefault: try row.decode(.localDefaultZone))
         } else {

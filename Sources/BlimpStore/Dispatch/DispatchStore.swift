@@ -180,6 +180,18 @@ public struct DispatchStore: Sendable {
         }
     }
 
+    /// Whether the update may find some of its activities already sent a newer timestamp (``ActivityOrder/mayBeStale``):
+    /// then its targets are each checked against what their activity was sent.
+    public func mayBeStale(_ push: ClaimedPush) async throws(StoreError) -> Bool {
+        guard case .liveActivity(.update, _, _) = push.kind else { return false }
+        return try await StoreError.mapping {
+            try await self.client.query(
+                "SELECT \(unescaped: ActivityOrder.mayBeStale) FROM pushes p WHERE p.app_id = \(push.appID) AND p.push_id = \(push.pushID)",
+                logger: self.logger
+            ).decode(Bool.self).array().first ?? false
+        }
+    }
+
     /// Gives the part back at once (a worker shutting down): another worker resumes it from its cursor. The part is
     /// no longer the worker's, so a renewal of its lease still in flight (a cancelled store call may land after it
     /// returns) finds nothing to renew instead of holding the part for another lease.
