@@ -99,18 +99,19 @@ struct DispatchHarness: Sendable {
             name: name, logger: self.attempts.logger, now: { [clock] in clock.now })
     }
 
-    /// Runs `workers` until every push in `pushIDs` is finished (or 60 s pass), then stops them.
-    func deliver(_ pushIDs: [UUID], with workers: [Worker]? = nil) async throws -> [PushReport] {
+    /// Runs `workers` until every push in `pushIDs` is finished (or `bound` passes), then stops them.
+    func deliver(_ pushIDs: [UUID], with workers: [Worker]? = nil, within bound: Duration = .seconds(60)) async throws -> [PushReport] {
         let workers = workers ?? [self.worker()]
         return try await withThrowingTaskGroup(of: Void.self) { group in
             for worker in workers { group.addTask { try await worker.run() } }
             defer { group.cancelAll() }
-            for _ in 0..<600 {
+            let deadline = ContinuousClock.now + bound
+            while ContinuousClock.now < deadline {
                 let reports = try await pushIDs.asyncMap { try await self.report($0) }
                 if reports.allSatisfy(\.state.isFinished) { return reports }
                 try await Task.sleep(for: .milliseconds(100))
             }
-            Issue.record("pushes not finished in 60 s")
+            Issue.record("pushes not finished in \(bound)")
             return try await pushIDs.asyncMap { try await self.report($0) }
         }
     }
