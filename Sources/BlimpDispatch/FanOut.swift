@@ -76,7 +76,7 @@ struct FanOut {
             let store = self.store, now = self.now(), reading = ahead
             async let following = store.targets(of: reading, limit: limit, now: now)
             let outcomes = try await withSpan("APNs batch", ofKind: .client) { span in
-                let outcomes = try await self.send(batch, of: push, counts: &push.counts)
+                let outcomes = try await self.send(batch, of: &push)
                 span.attributes["blimp.targets"] = batch.count
                 span.attributes["blimp.sent"] = outcomes.count { $0.status == 200 }
                 return outcomes
@@ -107,42 +107,57 @@ struct FanOut {
     /// Sends a held push that its activities' tokens released (``DispatchStore/ReleasedPush``) to those tokens, at the
     /// priority each token's budget allows now, and records the answers.
     func run(_ released: DispatchStore.ReleasedPush) async throws {
-        var counts = PushCounts()
-        let outcomes = try await self.send(released.targets, of: released.push, counts: &counts)
+        var push = released.push
+        let outcomes = try await self.send(released.targets, of: &push)
         try await self.store.recordReleased(outcomes, of: released, worker: self.worker, now: self.now())
     }
 
-    /// Sends one batch, all at once (the client queues what its connections cannot take yet), and counts it.
+    /// Sends one batch of the push's targets and counts it in the push's counts.
+    private func send(_ batch: [DispatchTarget], of push: inout ClaimedPush) async throws -> [DispatchStore.Outcome] {
+        var pushes = [push]
+        defer { push = pushes[0] }
+        return try await self.send(batch.map { ($0, 0) }, of: &pushes)[0]
+    }
+
+    /// Sends the targets of `pushes` (each tagged with its push's index), all at once (the client queues what its
+    /// connections cannot take yet), and counts each in its push's counts. Returns each push's outcomes.
     ///
     /// - Throws: `CancellationError` when the fan-out is cancelled with tokens still to retry (see
     ///   ``deliver(_:of:)``).
-    private func send(_ batch: [DispatchTarget], of push: ClaimedPush, counts: inout PushCounts) async throws -> [DispatchStore.Outcome] {
-        let plans = batch.map { self.plan($0, of: push) }
-        let before = counts
-        defer { DispatchMetrics.count(from: before, to: counts) }
-        counts.targets += batch.count
-        var sends: [(APNsRequest, DispatchTarget)] = []
-        for plan in plans {
-            switch plan {
+    func send(_ targets: [(target: DispatchTarget, push: Int)], of pushes: inout [ClaimedPush]) async throws -> [[DispatchStore.Outcome]] {
+        let before = pushes.map(\.counts)
+        defer { for (counts, push) in zip(before, pushes) { DispatchMetrics.count(from: counts, to: push.counts) } }
+        var sends: [Send] = []
+        for (target, index) in targets {
+            pushes[index].counts.targets += 1
+            switch self.plan(target, of: pushes[index]) {
             case .send(let request, let target):
-                sends.append((request, target))
-                if request.priority < push.priority { counts.downgradedPriority += 1 }
-            case .skipAlreadyActive: counts.skippedAlreadyActive += 1
-            case .skipAwaitingToken: counts.skippedAwaitingToken += 1
-            case .skipStartBudget: counts.skippedStartBudget += 1
-            case .skipSuperseded: counts.superseded += 1
+                sends.append(Send(request: request, target: target, push: index))
+                if request.priority < pushes[index].priority { pushes[index].counts.downgradedPriority += 1 }
+            case .skipAlreadyActive: pushes[index].counts.skippedAlreadyActive += 1
+            case .skipAwaitingToken: pushes[index].counts.skippedAwaitingToken += 1
+            case .skipStartBudget: pushes[index].counts.skippedStartBudget += 1
+            case .skipSuperseded: pushes[index].counts.superseded += 1
             }
         }
-        let outcomes = try await self.deliver(sends, of: push)
-        for outcome in outcomes {
+        var outcomes = [[DispatchStore.Outcome]](repeating: [], count: pushes.count)
+        for (send, outcome) in zip(sends, try await self.deliver(sends, of: pushes)) {
             if outcome.status == 200 {
-                counts.sent += 1
+                pushes[send.push].counts.sent += 1
             } else {
-                counts.failed[DeliveryFailure(status: outcome.status, reason: outcome.reason), default: 0] += 1
+                pushes[send.push].counts.failed[DeliveryFailure(status: outcome.status, reason: outcome.reason), default: 0] += 1
             }
-            if outcome.deadSince != nil { counts.tokensPruned += 1 }
+            if outcome.deadSince != nil { pushes[send.push].counts.tokensPruned += 1 }
+            outcomes[send.push].append(outcome)
         }
         return outcomes
+    }
+
+    /// One request for a target of a push, that push's index among those sent together.
+    private struct Send {
+        var request: APNsRequest
+        var target: DispatchTarget
+        var push: Int
     }
 
     private enum Plan {
@@ -190,20 +205,21 @@ struct FanOut {
     }
 
     /// Sends the requests, retrying per ``DeliveryPolicy`` (429, 5xx and no answer, with backoff and jitter): those
-    /// to retry go again together, after the longest of their delays.
+    /// to retry go again together, after the longest of their delays. Returns each request's outcome, in their order.
     ///
     /// - Throws: `CancellationError` when the fan-out is cancelled while some tokens wait for their retry: the batch is
     ///   not finished, so none of it is recorded and the part resumes from its last checkpoint (stopped, not failed).
     ///   An answer worth retrying never becomes a token's outcome because its worker was stopping.
-    private func deliver(_ sends: [(request: APNsRequest, target: DispatchTarget)], of push: ClaimedPush) async throws -> [DispatchStore.Outcome] {
-        var outcomes: [DispatchStore.Outcome] = []
-        var pending = sends
+    private func deliver(_ sends: [Send], of pushes: [ClaimedPush]) async throws -> [DispatchStore.Outcome] {
+        var outcomes = [DispatchStore.Outcome?](repeating: nil, count: sends.count)
+        var pending = Array(sends.indices)
         var attempt = 1
         while !pending.isEmpty {
-            let responses = await self.apns.send(pending.map(\.request), key: self.delivery.key, environment: self.delivery.environment)
-            var retries: [(request: APNsRequest, target: DispatchTarget)] = []
+            let responses = await self.apns.send(pending.map { sends[$0].request }, key: self.delivery.key, environment: self.delivery.environment)
+            var retries: [Int] = []
             var delay = Duration.zero
-            for ((request, target), response) in zip(pending, responses) {
+            for (index, response) in zip(pending, responses) {
+                let (request, target, push) = (sends[index].request, sends[index].target, pushes[sends[index].push])
                 let action = self.configuration.delivery.action(for: response, attempt: attempt, jitter: Double.random(in: 0..<1))
                 self.logger.trace("apns attempt", metadata: [
                     "push.id": "\(push.pushID.lowercaseString)", "part": "\(push.part)", "channel.id": "\(target.channelID.lowercaseString)",
@@ -211,23 +227,23 @@ struct FanOut {
                 ])
                 switch (action, response) {
                 case (.retry(let after), _):
-                    retries.append((request, target))
+                    retries.append(index)
                     delay = max(delay, after)
                 case (_, .accepted(let apnsID, let uniqueID)):
-                    outcomes.append(.init(target: target, status: 200, reason: nil, apnsID: apnsID, uniqueID: uniqueID, priority: request.priority))
+                    outcomes[index] = .init(target: target, status: 200, reason: nil, apnsID: apnsID, uniqueID: uniqueID, priority: request.priority)
                 case (.tokenInvalid(let since), .rejected(let status, let reason, _)):
-                    outcomes.append(.init(target: target, status: status, reason: reason, apnsID: nil, priority: request.priority,
-                                          deadSince: since ?? .distantFuture))
+                    outcomes[index] = .init(
+                        target: target, status: status, reason: reason, apnsID: nil, priority: request.priority, deadSince: since ?? .distantFuture)
                 case (_, .rejected(let status, let reason, _)):
-                    outcomes.append(.init(target: target, status: status, reason: reason, apnsID: nil, priority: request.priority))
+                    outcomes[index] = .init(target: target, status: status, reason: reason, apnsID: nil, priority: request.priority)
                 case (_, .noResponse):
-                    outcomes.append(.init(target: target, status: 0, reason: nil, apnsID: nil, priority: request.priority))
+                    outcomes[index] = .init(target: target, status: 0, reason: nil, apnsID: nil, priority: request.priority)
                 }
             }
             if !retries.isEmpty { try await Task.sleep(for: delay) }
             pending = retries
             attempt += 1
         }
-        return outcomes
+        return outcomes.compactMap(\.self)
     }
 }

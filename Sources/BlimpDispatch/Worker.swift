@@ -111,8 +111,8 @@ public final class Worker: Service, Sendable {
         }
     }
 
-    /// Claims and delivers held pushes that tokens released, then parts of pushes, one at a time, until none is ready
-    /// or the worker shuts down.
+    /// Claims and delivers held pushes that tokens released, then parts of pushes, one at a time, or per-user pushes
+    /// many at a time (up to ``WorkerConfiguration/batchSize``), until none is ready or the worker shuts down.
     private func drain() async {
         while !Task.isShuttingDownGracefully, !Task.isCancelled {
             do {
@@ -125,12 +125,12 @@ public final class Worker: Service, Sendable {
                         continue
                     }
                 }
-                guard let push = try await self.store.claim(worker: self.name, now: self.now(), lease: self.configuration.lease) else {
-                    return
-                }
-                await self.deliver(push)
-            } catch StoreError.unreadablePush(_, let pushID, let reason) {
-                self.logger.error("push failed: it cannot be read", metadata: ["push.id": "\(pushID.lowercaseString)", "error": "\(reason)"])
+                let claimed = try await self.store.claim(
+                    worker: self.name, now: self.now(), lease: self.configuration.lease, limit: self.configuration.batchSize)
+                guard !claimed.isEmpty else { return }
+                let perUser = claimed.filter(\.isPerUser)
+                if !perUser.isEmpty { await self.deliver(perUser: perUser) }
+                for push in claimed where !push.isPerUser { await self.deliver(push) }
             } catch {
                 if !Task.isCancelled { self.logger.error("claiming failed", metadata: ["error": "\(error)"]) }
                 return
@@ -158,7 +158,7 @@ public final class Worker: Service, Sendable {
             span.attributes["blimp.app.key"] = delivery.appKey
             self.logger.debug("part claimed", metadata: metadata)
             let fanOut = self.fanOut(delivering: delivery)
-            let ending = try await self.renewingLease(of: push) { try await fanOut.run(push) }
+            let ending = try await self.renewingLease(of: [push]) { try await fanOut.run(push) }
             if case .abandoned = ending { try await self.store.release(push, worker: self.name) }
             self.logger.debug("part \(ending)", metadata: metadata)
         } catch where Task.isCancelled {
@@ -166,18 +166,52 @@ public final class Worker: Service, Sendable {
             self.logger.debug("part left to its lease", metadata: metadata)
         } catch {
             span.recordError(error)
-            let failure = DispatchFailure(error)
-            metadata["error"] = "\(failure.reason)"
+            await self.failed(push, DispatchFailure(error), metadata: metadata)
+        }
+    }
+
+    /// Sends per-user pushes of one app together (``FanOut/run(perUser:)``), their leases renewed meanwhile; one with
+    /// more targets than a batch takes goes on in a fan-out of its own. When the batch fails as a whole, so does each
+    /// push's part.
+    private func deliver(perUser pushes: [ClaimedPush]) async {
+        guard let appID = pushes.first?.appID else { return }
+        var metadata: Logger.Metadata = ["pushes": "\(pushes.count)", "worker": "\(self.name)"]
+        await withSpan("deliver per-user pushes", ofKind: .consumer) { span in
+            span.attributes["blimp.pushes"] = pushes.count
             do {
-                let state = try await self.store.partFailed(
-                    appID: push.appID, pushID: push.pushID, part: push.part, reason: failure.reason, permanent: failure.isPermanent,
-                    worker: self.name, policy: self.configuration.partRetries)
-                self.logger.error(state == .failed ? "push failed" : "part failed; it will be tried again", metadata: metadata)
+                let delivery = try await self.profile(of: appID)
+                metadata["app.key"] = "\(delivery.appKey)"
+                span.attributes["blimp.app.key"] = delivery.appKey
+                let fanOut = self.fanOut(delivering: delivery)
+                let overflowing = try await self.renewingLease(of: pushes) { try await fanOut.run(perUser: pushes) }
+                self.logger.debug("per-user pushes sent", metadata: metadata)
+                for push in overflowing { await self.deliver(push) }
+            } catch where Task.isCancelled {
+                self.logger.debug("per-user pushes left to their lease", metadata: metadata)
             } catch {
-                // The database is gone too: the lease runs out and another attempt takes the part up.
-                metadata["record.error"] = "\(error)"
-                self.logger.error("part failed and could not be recorded", metadata: metadata)
+                span.recordError(error)
+                for push in pushes {
+                    metadata["push.id"] = "\(push.pushID.lowercaseString)"
+                    await self.failed(push, DispatchFailure(error), metadata: metadata)
+                }
             }
+        }
+    }
+
+    /// Records that the part failed as a whole: it is tried again later, or fails its push
+    /// (``DispatchStore/partFailed(appID:pushID:part:reason:permanent:worker:policy:)``).
+    private func failed(_ push: ClaimedPush, _ failure: DispatchFailure, metadata: Logger.Metadata) async {
+        var metadata = metadata
+        metadata["error"] = "\(failure.reason)"
+        do {
+            let state = try await self.store.partFailed(
+                appID: push.appID, pushID: push.pushID, part: push.part, reason: failure.reason, permanent: failure.isPermanent,
+                worker: self.name, policy: self.configuration.partRetries)
+            self.logger.error(state == .failed ? "push failed" : "part failed; it will be tried again", metadata: metadata)
+        } catch {
+            // The database is gone too: the lease runs out and another attempt takes the part up.
+            metadata["record.error"] = "\(error)"
+            self.logger.error("part failed and could not be recorded", metadata: metadata)
         }
     }
 
@@ -207,17 +241,19 @@ public final class Worker: Service, Sendable {
             delivery: delivery, configuration: self.configuration, worker: self.name, logger: self.logger, now: self.now)
     }
 
-    /// Runs `body` while renewing the part's lease every third of its length, so that an APNs slower than the lease
-    /// never lets another worker take the part over and send its batch again.
-    private func renewingLease<T: Sendable>(of push: ClaimedPush, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+    /// Runs `body` while renewing the parts' leases every third of their length, so that an APNs slower than the lease
+    /// never lets another worker take a part over and send its batch again.
+    private func renewingLease<T: Sendable>(of parts: [ClaimedPush], _ body: @escaping @Sendable () async throws -> T) async throws -> T {
         try await withThrowingTaskGroup(of: T?.self) { group in
             group.addTask { try await body() }
             group.addTask {
                 while !Task.isCancelled {
                     try? await Task.sleep(for: self.configuration.lease / 3)
                     if Task.isCancelled { break }
-                    if (try? await self.store.renewLease(of: push, worker: self.name, lease: self.configuration.lease)) == false {
-                        self.logger.warning("lease lost", metadata: ["push.id": "\(push.pushID.lowercaseString)", "part": "\(push.part)"])
+                    if (try? await self.store.renewLeases(of: parts, worker: self.name, lease: self.configuration.lease)) == false {
+                        self.logger.warning("lease lost", metadata: [
+                            "push.id": "\(parts[0].pushID.lowercaseString)", "part": "\(parts[0].part)", "parts": "\(parts.count)",
+                        ])
                         break
                     }
                 }

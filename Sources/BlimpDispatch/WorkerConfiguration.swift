@@ -7,8 +7,8 @@ public struct WorkerConfiguration: Sendable {
     /// How many parts a push's fan-out is split into when its first batch comes back full, for this and other
     /// workers' claim loops to share. Defaults to 8.
     public var fanOutParts = 8
-    /// Targets read, sent and recorded together; the checkpoint after each batch bounds what a crash sends twice.
-    /// Defaults to 1,000.
+    /// Targets read, sent and recorded together, and per-user pushes claimed together; the checkpoint after each
+    /// batch bounds what a crash sends twice. Defaults to 1,000.
     public var batchSize = 1000
     /// How long a claim holds, by the database's clock, before another worker may take the part over. The worker
     /// renews it every third of this while the part is in flight, so only a worker that died or lost the database

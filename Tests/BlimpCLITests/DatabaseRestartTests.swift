@@ -11,8 +11,9 @@ import Glibc
 
 /// PostgreSQL stopped and started again under load, with `blimp api`, two `blimp worker`s and `blimp apns-sim` as
 /// real processes: while it is down the Push API answers 503 with `Retry-After` (nothing else, and no process
-/// dies); afterwards every push answered 202 reaches its end, the last push of each name reaches every token, and no
-/// token is sent a push twice beyond the batches in flight when the database went away.
+/// dies); afterwards every push answered 202 reaches its end, the last push of each name to `all` reaches every token,
+/// each per-user push (one channel's) reaches its token or is superseded there, and no token is sent a push twice
+/// beyond the batches in flight when the database went away.
 @Suite(.enabled(if: TestDatabase.isEnabled)) struct DatabaseRestartTests {
     static let names = 10
     static let tokensPerName = 20
@@ -51,10 +52,14 @@ import Glibc
                     ["worker", "--batch-size", "\(Self.batchSize)", "--lease-seconds", "5", "--name", "w\(index)"], environment: workerEnvironment)
             }
 
-            // Pushes go on from two senders while the database is stopped (until the API has refused some, at most
-            // 30 s) and started again.
-            let load = PushLoad(url: "http://127.0.0.1:\(apiPort)/api/push", appKey: credentials["app_key"]!, masterSecret: credentials["master_secret"]!)
-            let senders = Task { try await load.run(senders: 2) }
+            // Pushes go on from two senders to `all` and two per-user ones while the database is stopped (until the
+            // API has refused some, at most 30 s) and started again.
+            let activities = try await database.query("SELECT name || ' ' || channel_id FROM live_activities ORDER BY channel_id")
+                .map { line in line.split(separator: " ").map(String.init) }.map { (name: $0[0], channel: $0[1]) }
+            let load = PushLoad(
+                url: "http://127.0.0.1:\(apiPort)/api/push", appKey: credentials["app_key"]!, masterSecret: credentials["master_secret"]!,
+                activities: activities)
+            let senders = Task { try await load.run(senders: 2, perUserSenders: 2) }
             try await Task.sleep(for: .seconds(2))
             await database.stop()
             for _ in 0..<300 where load.statuses.withLock({ $0[503] ?? 0 }) < 3 { try await Task.sleep(for: .milliseconds(100)) }
@@ -75,7 +80,8 @@ import Glibc
             let accepted = load.accepted.withLock { $0 }
             #expect(accepted.count == statuses[202] ?? 0 && accepted.count >= 2 * Self.names, "\(statuses)")
 
-            // Every accepted push reaches its end; the last of each name is done and sent to each of its tokens.
+            // Every accepted push reaches its end; the last of each name to `all` is done and sent to each of its
+            // tokens; each per-user push that is done reached its one token or was superseded there.
             let ids = accepted.map { "'\($0)'" }.joined(separator: ",")
             var states: [String] = []
             for _ in 0..<600 {
@@ -88,17 +94,23 @@ import Glibc
                 """
                 SELECT DISTINCT ON (activity_name) activity_name || '|' || state || '|' ||
                        (SELECT count(DISTINCT token) FROM delivery_outcomes o WHERE o.push_id = p.push_id AND o.status = 200)
-                FROM pushes p WHERE push_id IN (\(ids)) ORDER BY activity_name, accepted_at DESC
+                FROM pushes p WHERE push_id IN (\(ids)) AND audience = '"all"' ORDER BY activity_name, accepted_at DESC
                 """)
             #expect(lastOfEachName == (0..<Self.names).map { "n\($0)|done|\(Self.tokensPerName)" }.sorted())
+            let perUser = try await database.query(
+                """
+                SELECT count(*) || ' ' || count(*) FILTER (WHERE state = 'done'
+                    AND coalesce((counts->>'sent')::int, 0) + coalesce((counts->>'superseded')::int, 0) <> 1)
+                FROM pushes WHERE push_id IN (\(ids)) AND audience ? 'channel'
+                """)
+            #expect(perUser.first?.hasSuffix(" 0") == true && perUser.first?.hasPrefix("0 ") == false, "per-user pushes, and those done that reached no token: \(perUser)")
 
             // APNs accepted each recorded send once, and at most the batches in flight when the database went away
             // (one per worker's claim loop) again.
             let recorded = Int(try await database.query("SELECT count(*) FROM delivery_outcomes WHERE status = 200")[0]) ?? -1
             let twice = try await database.query("SELECT count(*) FROM (SELECT 1 FROM delivery_outcomes GROUP BY push_id, token HAVING count(*) > 1) t")
             #expect(twice == ["0"])
-            let (_, counters) = try await get("http://127.0.0.1:\(adminPort)/counters")
-            let sent = try #require((try JSONSerialization.jsonObject(with: Data(counters.utf8)) as? [String: Any])?["accepted"] as? Int)
+            let sent = try #require(try counter("accepted", await get("http://127.0.0.1:\(adminPort)/counters").1))
             #expect(sent >= recorded && sent - recorded <= 2 * 4 * Self.batchSize, "APNs accepted \(sent), \(recorded) recorded")
 
             for process in workers + [api, simulator] { process.signal(SIGTERM) }
@@ -112,18 +124,22 @@ import Glibc
     }
 }
 
-/// Senders posting Live Activity updates to the Push API as fast as it answers, each to one of the names in turn,
-/// until stopped: what was accepted, and how many answers had each status.
+/// Senders posting Live Activity updates to the Push API as fast as it answers, until stopped: to `all`, each to one of
+/// the names in turn, or per-user, each to one activity's channel in turn. Keeps what was accepted, and how many
+/// answers had each status.
 final class PushLoad: Sendable {
     let url: String
     let headers: [(String, String)]
     let accepted = Mutex<[String]>([])
     let missingRetryAfter = Mutex(0)
     let statuses = Mutex<[Int: Int]>([:])
+    /// The activities per-user senders update, by name and channel id.
+    let activities: [(name: String, channel: String)]
     private let stopped = Atomic(false)
 
-    init(url: String, appKey: String, masterSecret: String) {
+    init(url: String, appKey: String, masterSecret: String, activities: [(name: String, channel: String)] = []) {
         self.url = url
+        self.activities = activities
         self.headers = [
             ("Authorization", "Basic " + Data("\(appKey):\(masterSecret)".utf8).base64EncodedString()),
             ("Accept", "application/vnd.urbanairship+json; version=3"), ("Content-Type", "application/json"),
@@ -133,7 +149,7 @@ final class PushLoad: Sendable {
     func stop() { self.stopped.store(true, ordering: .relaxed) }
 
     /// Sends until stopped, counting the answers by status (0: no answer) in ``statuses``.
-    func run(senders: Int) async throws {
+    func run(senders: Int, perUserSenders: Int = 0) async throws {
         try await withThrowingTaskGroup(of: Void.self) { group in
             for sender in 0..<senders {
                 group.addTask {
@@ -141,7 +157,19 @@ final class PushLoad: Sendable {
                     while !self.stopped.load(ordering: .relaxed) {
                         sequence += 1
                         let name = "n\((sequence * senders + sender) % DatabaseRestartTests.names)"
-                        let status = try await self.send(name: name, value: sequence)
+                        let status = try await self.send(name: name, audience: #""all""#, value: sequence)
+                        self.statuses.withLock { $0[status, default: 0] += 1 }
+                    }
+                }
+            }
+            for sender in 0..<perUserSenders {
+                group.addTask {
+                    var sequence = 0
+                    while !self.stopped.load(ordering: .relaxed) {
+                        sequence += 1
+                        let activity = self.activities[(sequence * perUserSenders + sender) % self.activities.count]
+                        let audience = #"{"ios_channel": "\#(activity.channel)"}"#
+                        let status = try await self.send(name: activity.name, audience: audience, value: sequence)
                         self.statuses.withLock { $0[status, default: 0] += 1 }
                     }
                 }
@@ -150,11 +178,11 @@ final class PushLoad: Sendable {
         }
     }
 
-    private func send(name: String, value: Int) async throws -> Int {
+    private func send(name: String, audience: String, value: Int) async throws -> Int {
         var request = HTTPClientRequest(url: self.url)
         request.method = .POST
         for (field, value) in self.headers { request.headers.add(name: field, value: value) }
-        let body = #"{"audience": "all", "device_types": ["ios"], "notification": {"ios": {"live_activity": {"event": "update", "name": "\#(name)", "priority": 5, "content_state": {"n": \#(value)}}}}}"#
+        let body = #"{"audience": \#(audience), "device_types": ["ios"], "notification": {"ios": {"live_activity": {"event": "update", "name": "\#(name)", "priority": 5, "content_state": {"n": \#(value)}}}}}"#
         request.body = .bytes(ByteBuffer(string: body))
         // Well beyond the API's request timeout (15 s): an answer must come.
         guard let response = try? await HTTPClient.shared.execute(request, timeout: .seconds(60)) else { return 0 }

@@ -1,7 +1,9 @@
+import AsyncHTTPClient
 import BlimpCore
 import BlimpStore
 import BlimpTestSupport
 import Foundation
+import NIOCore
 import PostgresNIO
 import Testing
 
@@ -11,7 +13,8 @@ import Glibc
 
 /// `blimp worker` as real processes against `blimp apns-sim`: a worker killed with SIGKILL mid fan-out loses no
 /// target (another resumes from the last checkpoints, resending at most the batches in flight, one per claim loop),
-/// and one stopped with SIGTERM records its batches in flight, gives their parts back and exits 0.
+/// and one stopped with SIGTERM records its batches in flight, gives their parts back and exits 0. One killed mid-batch
+/// of per-user pushes loses none of them either, and resends at most its batches in flight.
 @Suite(.enabled(if: TestDatabase.isEnabled)) struct WorkerProcessTests {
     @Test func killedAndStoppedWorkersLoseNoTarget() async throws {
         try await TestDatabase.withFreshDatabase { url, client in
@@ -92,9 +95,7 @@ import Glibc
                 }
                 let (distinct, _) = try await delivered(crash)
                 #expect(distinct == tokens)
-                let (_, accepted) = try await get("http://127.0.0.1:\(adminPort)/counters")
-                let counters = try #require(try JSONSerialization.jsonObject(with: Data(accepted.utf8)) as? [String: Any])
-                let sent = try #require(counters["accepted"] as? Int)
+                let sent = try #require(try counter("accepted", await get("http://127.0.0.1:\(adminPort)/counters").1))
                 #expect(sent >= tokens && sent - tokens <= 4 * 100, "\(sent) accepted for \(tokens) tokens: more resent than a batch per loop")
 
                 // SIGTERM mid fan-out: the batch in flight is recorded, the push given back, the process exits 0.
@@ -108,11 +109,75 @@ import Glibc
                 let third = try worker("third")
                 try await waitFor(stop) { state, _ in state == "done" }
                 #expect(try await delivered(stop).distinct == tokens)
-                third.signal(SIGTERM)
-                #expect(await third.wait().status == 0)
+
+                // SIGKILL mid-batch of per-user pushes (one update of `crash` to each of its channels), with APNs slow
+                // enough that batches are in flight: another worker sends what the killed one did not record.
+                let setLatency = { (milliseconds: Int) in
+                    var request = HTTPClientRequest(url: "http://127.0.0.1:\(adminPort)/connection")
+                    request.method = .PUT
+                    request.body = .bytes(ByteBuffer(string: #"{"max_concurrent_streams": 1000, "go_away_every": 0, "drop_every": 0, "latency_milliseconds": \#(milliseconds)}"#))
+                    let response = try await HTTPClient.shared.execute(request, timeout: .seconds(5))
+                    #expect(response.status == .ok)
+                }
+                let acceptedBefore = try #require(try counter("accepted", await get("http://127.0.0.1:\(adminPort)/counters").1))
+                try await setLatency(1500)
+                var perUser: [UUID] = []
+                let channels = try await client.query(
+                    "SELECT channel_id FROM live_activities WHERE name = 'crash' ORDER BY channel_id", logger: TestDatabase.logger
+                ).decode(UUID.self).reduce(into: []) { $0.append($1) }
+                for chunk in stride(from: 0, to: channels.count, by: 100) {
+                    let bodies = channels[chunk..<min(chunk + 100, channels.count)].map { channel in
+                        #"{"audience": {"ios_channel": "\#(channel.lowercaseString)"}, "device_types": ["ios"], "notification": {"ios": {"live_activity": {"event": "update", "name": "crash", "priority": 5, "content_state": {"n": 2}}}}}"#
+                    }
+                    let submission = try PushSubmission(
+                        appID: 1, pushes: try Push.pushes(in: try RawJSONParser.parse("[\(bodies.joined(separator: ","))]".utf8)), idempotencyKey: nil)
+                    _ = try await intake.accept(submission)
+                    perUser += submission.pushIDs
+                }
+                func unfinished() async throws -> (sending: Int, left: Int) {
+                    try await client.query(
+                        """
+                        SELECT count(*) FILTER (WHERE state = 'sending')::int, count(*) FILTER (WHERE state NOT IN ('done', 'superseded'))::int
+                        FROM pushes WHERE push_id = ANY(\(perUser))
+                        """, logger: TestDatabase.logger
+                    ).decode((Int, Int).self).reduce(into: []) { $0.append($1) }[0]
+                }
+                var claimed = 0
+                for _ in 0..<600 {
+                    claimed = try await unfinished().sending
+                    if claimed > 0 { break }
+                    try await Task.sleep(for: .milliseconds(50))
+                }
+                #expect(claimed > 0, "no per-user push was claimed")
+                third.signal(SIGKILL)
+                _ = await third.wait()
+                try await setLatency(20)
+                let fourth = try worker("fourth")
+                var remaining = channels.count
+                for _ in 0..<1200 {
+                    remaining = try await unfinished().left
+                    if remaining == 0 { break }
+                    try await Task.sleep(for: .milliseconds(100))
+                }
+                #expect(remaining == 0, "\(remaining) per-user pushes never finished")
+                let reached = try await client.query(
+                    "SELECT count(DISTINCT push_id)::int FROM delivery_outcomes WHERE push_id = ANY(\(perUser)) AND status = 200",
+                    logger: TestDatabase.logger
+                ).decode(Int.self).reduce(into: []) { $0.append($1) }
+                #expect(reached == [channels.count])
+                let acceptedAfter = try #require(try counter("accepted", await get("http://127.0.0.1:\(adminPort)/counters").1))
+                let resent = acceptedAfter - acceptedBefore - channels.count
+                #expect(resent >= 0 && resent <= 4 * 100, "\(resent) per-user pushes sent again: more than a batch per loop")
+                fourth.signal(SIGTERM)
+                #expect(await fourth.wait().status == 0)
                 simulator.signal(SIGTERM)
                 _ = await simulator.wait()
             }
         }
     }
+}
+
+/// A count among the simulator's `/counters`.
+func counter(_ name: String, _ counters: String) throws -> Int? {
+    (try JSONSerialization.jsonObject(with: Data(counters.utf8)) as? [String: Any])?[name] as? Int
 }

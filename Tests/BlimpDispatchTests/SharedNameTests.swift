@@ -171,7 +171,7 @@ import Testing
             let store = DispatchStore(client: harness.database, logger: TestDatabase.logger)
             func claimAll() async throws -> Set<UUID> {
                 var claimed: Set<UUID> = []
-                while let part = try await store.claim(worker: "w", now: harness.clock.now, lease: .seconds(30)) { claimed.insert(part.pushID) }
+                while let part = try await store.claim(worker: "w", now: harness.clock.now, lease: .seconds(30)).first { claimed.insert(part.pushID) }
                 return claimed
             }
             func finish(_ id: UUID) async throws {

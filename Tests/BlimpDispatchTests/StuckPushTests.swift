@@ -83,13 +83,13 @@ import Testing
             var policy = PartRetryPolicy()
             policy.maximumAttempts = 2
             policy.firstDelay = .seconds(60)
-            let first = try #require(try await store.claim(worker: "w", now: harness.clock.now, lease: .seconds(30)))
+            let first = try #require(try await store.claim(worker: "w", now: harness.clock.now, lease: .seconds(30)).first)
             let retried = try await store.partFailed(
                 appID: first.appID, pushID: pushID, part: first.part, reason: "database gone", permanent: false, worker: "w", policy: policy)
             #expect(retried == .queued)
-            #expect(try await store.claim(worker: "w", now: harness.clock.now, lease: .seconds(30)) == nil, "not before its delay")
+            #expect(try await store.claim(worker: "w", now: harness.clock.now, lease: .seconds(30)).isEmpty, "not before its delay")
             try await harness.database.query("UPDATE push_parts SET retry_at = now() - interval '1 second'", logger: TestDatabase.logger)
-            let second = try #require(try await store.claim(worker: "w2", now: harness.clock.now, lease: .seconds(30)))
+            let second = try #require(try await store.claim(worker: "w2", now: harness.clock.now, lease: .seconds(30)).first)
             #expect(second.pushID == pushID)
             let failed = try await store.partFailed(
                 appID: second.appID, pushID: pushID, part: second.part, reason: "database gone", permanent: false, worker: "w2", policy: policy)
@@ -143,7 +143,7 @@ import Testing
             let store = DispatchStore(client: harness.database, logger: TestDatabase.logger)
             var claimed: [Int64] = []
             for _ in 0..<4 {
-                claimed.append(try #require(try await store.claim(worker: "w", now: harness.clock.now, lease: .seconds(30))).appID)
+                claimed.append(try #require(try await store.claim(worker: "w", now: harness.clock.now, lease: .seconds(30)).first).appID)
             }
             // Turns alternate while both apps have pushes queued: the single push is the first or second claimed.
             #expect(claimed.prefix(2).contains(other.id), "\(claimed)")

@@ -259,7 +259,7 @@ import Testing
                 accepted[submission.pushIDs[0]] = push
             }
             var claimed = 0
-            while let part = try await store.claim(worker: "w", now: Date(timeIntervalSince1970: 1_800_000_100), lease: .seconds(30)) {
+            while let part = try await store.claim(worker: "w", now: Date(timeIntervalSince1970: 1_800_000_100), lease: .seconds(30)).first {
                 claimed += 1
                 let push = try #require(accepted[part.pushID])
                 #expect(part.audience == push.audience)

@@ -14,7 +14,7 @@ struct WorkerCommand: AsyncParsableCommand {
     )
 
     @Option(help: "Parts of pushes this worker fans out at once.") var concurrentPushes = 4
-    @Option(help: "Targets read, sent and checkpointed together.") var batchSize = 1000
+    @Option(help: "Targets read, sent and checkpointed together, and per-user pushes claimed together.") var batchSize = 1000
     @Option(help: "Parts a large push is split into, for every worker to share.") var fanOutParts = 8
     @Option(help: "Seconds a claimed part stays with this worker without a checkpoint before another may resume it.")
     var leaseSeconds = 30

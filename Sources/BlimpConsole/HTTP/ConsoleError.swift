@@ -54,7 +54,7 @@ enum ConsoleError: Error {
     static func isRefusal(_ error: StoreError) -> Bool {
         switch error {
         case .database, .unavailable: false
-        case .notFound, .noSuchApp, .duplicate, .invalid, .unreadablePush, .unreadableSecret: true
+        case .notFound, .noSuchApp, .duplicate, .invalid, .unreadableSecret: true
         }
     }
 }

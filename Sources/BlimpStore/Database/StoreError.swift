@@ -19,8 +19,6 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
     /// The database cannot be reached or is shedding load (connection refused or lost, too many connections, a
     /// statement timeout, the pool giving up): worth trying again shortly.
     case unavailable(reason: String)
-    /// A claimed push whose row cannot be sent (the store has already failed it, so its name goes on).
-    case unreadablePush(appID: Int64, pushID: UUID, reason: String)
     /// A deployment secret that does not open with the configured server keys, or is not what it should be.
     case unreadableSecret(SealedSecret, reason: String)
 
@@ -32,7 +30,6 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
         case .invalid(let reason): reason
         case .database(let reason): "database error: \(reason)"
         case .unavailable(let reason): "the database is unavailable: \(reason)"
-        case .unreadablePush(_, let pushID, let reason): "push \(pushID.uuidString.lowercased()) cannot be read: \(reason)"
         case .unreadableSecret(let secret, let reason): "\(secret) cannot be read: \(reason)"
         }
     }

@@ -62,6 +62,26 @@ public struct ClaimedPush: Sendable {
         return self.broadcastChannelID
     }
 
+    /// Whether the push is an update or end of one channel's or one named user's activities of its name (not through
+    /// a live activity channel, nor for one time zone): a few tokens at most, so such pushes are claimed, resolved,
+    /// sent and recorded many at once (``DispatchStore/targets(ofPerUser:limit:now:)``). The same as
+    /// ``perUserCondition``.
+    public var isPerUser: Bool {
+        guard case .liveActivity(let event, _, _) = self.kind, event != .start, self.localTimeZone == nil, self.broadcastChannelID == nil
+        else { return false }
+        switch self.audience {
+        case .channel, .namedUser: return true
+        case .all, .tag, .and, .or, .not: return false
+        }
+    }
+
+    /// ``isPerUser`` as a condition on the stored push `p` (a normalized audience of one channel or named user is an
+    /// object with that one key).
+    static let perUserCondition = """
+        (p.kind = 'live_activity' AND p.event IN ('update', 'end') AND p.local_time_zone IS NULL
+         AND p.broadcast_channel_id IS NULL AND (p.audience ? 'channel' OR p.audience ? 'named_user'))
+        """
+
     /// Whether the part is the whole push, never split: it is the push's only part.
     public var isWhole: Bool { self.part == 0 && self.through == ChannelIDRange.all.through }
 

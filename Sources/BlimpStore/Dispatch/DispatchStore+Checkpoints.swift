@@ -79,7 +79,7 @@ extension DispatchStore {
                         logger: self.logger)
                     try await connection.query("SELECT pg_notify(\(Self.channel), '')", logger: self.logger)
                 }
-                try await Self.insert(outcomes, appID: push.appID, pushID: push.pushID, now: now, on: connection, logger: self.logger)
+                try await Self.insert(outcomes.map { (push.pushID, $0) }, appID: push.appID, now: now, on: connection, logger: self.logger)
                 if !pruned.isEmpty { try await Self.prune(pruned, of: push, on: connection, logger: self.logger) }
                 if case .liveActivity(let event, let name, _) = push.kind, !sent.isEmpty {
                     switch event {
@@ -90,7 +90,7 @@ extension DispatchStore {
                         break
                     case .end:
                         try await Self.markEnded(
-                            sent, name: name, appID: push.appID, dismissAt: push.dismissalDate, now: now, on: connection, logger: self.logger)
+                            sent.map { EndedActivity(channelID: $0, name: name, dismissAt: push.dismissalDate) }, appID: push.appID, now: now, on: connection, logger: self.logger)
                     case .update:
                         break
                     }
@@ -100,22 +100,24 @@ extension DispatchStore {
         }
     }
 
-    /// Inserts what APNs answered for each target, and the console's sends per minute.
+    /// Inserts what APNs answered for each target of the app's pushes, and the console's sends per minute.
     static func insert(
-        _ outcomes: [Outcome], appID: Int64, pushID: UUID, now: Date, on connection: PostgresConnection, logger: Logger
+        _ outcomes: [(pushID: UUID, outcome: Outcome)], appID: Int64, now: Date, on connection: PostgresConnection, logger: Logger
     ) async throws {
         guard !outcomes.isEmpty else { return }
+        let pushIDs = outcomes.map(\.pushID)
+        let outcomes = outcomes.map(\.outcome)
         // Columns as arrays: cheaper to send and read than JSON rows, thousands at a time.
         try await connection.query(
             """
             INSERT INTO delivery_outcomes (app_id, push_id, token, channel_id, status, reason, apns_id, apns_unique_id, priority, sent_at)
-            SELECT \(appID), \(pushID), token, channel_id, status, NULLIF(reason, ''),
+            SELECT \(appID), push_id, token, channel_id, status, NULLIF(reason, ''),
                    NULLIF(apns_id, '')::uuid, NULLIF(apns_unique_id, '')::uuid, priority, \(now)
-            FROM unnest(\(outcomes.map(\.target.token.hex))::text[], \(outcomes.map(\.target.channelID))::uuid[],
+            FROM unnest(\(pushIDs)::uuid[], \(outcomes.map(\.target.token.hex))::text[], \(outcomes.map(\.target.channelID))::uuid[],
                         \(outcomes.map { Int16($0.status) })::smallint[], \(outcomes.map { $0.reason?.rawValue ?? "" })::text[],
                         \(outcomes.map { $0.apnsID ?? "" })::text[], \(outcomes.map(\.storedUniqueID))::text[],
                         \(outcomes.map { Int16($0.priority.rawValue) })::smallint[])
-                 AS r (token, channel_id, status, reason, apns_id, apns_unique_id, priority)
+                 AS r (push_id, token, channel_id, status, reason, apns_id, apns_unique_id, priority)
             """,
             logger: logger)
         // The console's sends per minute: a row per status, never updated, so workers never wait on each other.
@@ -129,16 +131,23 @@ extension DispatchStore {
             logger: logger)
     }
 
-    /// Ends the name's active activities on `channels`, which an end reached: they leave the Lock Screen at `dismissAt`,
-    /// or after the default time.
-    static func markEnded(
-        _ channels: [UUID], name: String, appID: Int64, dismissAt: Date?, now: Date, on connection: PostgresConnection, logger: Logger
-    ) async throws {
+    /// An activity an end reached: it leaves the Lock Screen at the end's dismissal date, or after the default time.
+    struct EndedActivity {
+        var channelID: UUID
+        var name: String
+        var dismissAt: Date?
+    }
+
+    /// Ends the app's active activities that ends reached.
+    static func markEnded(_ activities: [EndedActivity], appID: Int64, now: Date, on connection: PostgresConnection, logger: Logger) async throws {
+        guard !activities.isEmpty else { return }
+        let dismissals = activities.map { $0.dismissAt ?? now.addingTimeInterval(LiveActivityLifetime.dismissedAfterEnd) }
         try await connection.query(
             """
-            UPDATE live_activities SET state = 'ended', ended_at = \(now),
-                   dismiss_at = \(dismissAt ?? now.addingTimeInterval(LiveActivityLifetime.dismissedAfterEnd))
-            WHERE app_id = \(appID) AND name = \(name) AND channel_id = ANY(\(channels)) AND state = 'active'
+            UPDATE live_activities la SET state = 'ended', ended_at = \(now), dismiss_at = r.dismiss_at
+            FROM unnest(\(activities.map(\.channelID))::uuid[], \(activities.map(\.name))::text[], \(dismissals)::timestamptz[])
+                 AS r (channel_id, name, dismiss_at)
+            WHERE la.app_id = \(appID) AND la.channel_id = r.channel_id AND la.name = r.name AND la.state = 'active'
             """,
             logger: logger)
     }

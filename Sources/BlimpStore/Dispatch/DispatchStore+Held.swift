@@ -134,14 +134,14 @@ extension DispatchStore {
                     logger: self.logger
                 ).decode(UUID.self).array())
                 let outcomes = outcomes.filter { held.contains($0.target.channelID) }
-                try await Self.insert(outcomes, appID: push.appID, pushID: push.pushID, now: now, on: connection, logger: self.logger)
+                try await Self.insert(outcomes.map { (push.pushID, $0) }, appID: push.appID, now: now, on: connection, logger: self.logger)
                 let dead = Self.deadTokens(in: outcomes)
                 if !dead.isEmpty { try await Self.prune(dead, of: push, on: connection, logger: self.logger) }
                 let sent = outcomes.filter { $0.status == 200 }.map(\.target.channelID)
                 guard !sent.isEmpty else { return }
                 if event == .end {
                     try await Self.markEnded(
-                        sent, name: name, appID: push.appID, dismissAt: push.dismissalDate, now: now, on: connection, logger: self.logger)
+                        sent.map { EndedActivity(channelID: $0, name: name, dismissAt: push.dismissalDate) }, appID: push.appID, now: now, on: connection, logger: self.logger)
                 }
                 try await connection.query(
                     """

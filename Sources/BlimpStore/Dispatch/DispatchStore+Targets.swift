@@ -101,10 +101,14 @@ extension DispatchStore {
             var newerSent = "false"
             if mayBeStale, let timestamp {
                 bindings.append(timestamp)
+                // A scalar subquery through the outcomes' index, each outcome's push looked up: as an EXISTS, PostgreSQL
+                // may hash every outcome of the app instead, again for each target.
                 newerSent = """
-                    EXISTS (SELECT 1 FROM delivery_outcomes o JOIN pushes q ON q.app_id = o.app_id AND q.push_id = o.push_id
-                            WHERE o.app_id = $1 AND o.channel_id = la.channel_id AND o.sent_at > $5 AND o.token = la.token
-                              AND o.status = 200 AND q.activity_name = $4 AND q.aps_timestamp > $\(bindings.count))
+                    (SELECT o.push_id FROM delivery_outcomes o
+                     WHERE o.app_id = $1 AND o.channel_id = la.channel_id AND o.sent_at > $5 AND o.token = la.token AND o.status = 200
+                       AND (SELECT q.aps_timestamp FROM pushes q
+                            WHERE q.app_id = o.app_id AND q.push_id = o.push_id AND q.activity_name = $4) > $\(bindings.count)
+                     ORDER BY o.app_id, o.channel_id, o.sent_at DESC LIMIT 1) IS NOT NULL
                     """
             }
             // Priority-10 sends in the last hour matter only to a push that asks for priority 10.

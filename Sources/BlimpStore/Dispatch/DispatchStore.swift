@@ -22,20 +22,21 @@ public struct DispatchStore: Sendable {
 
     // MARK: - Claiming
 
-    /// Claims the next part to fan out: a new push, from the app with queued pushes that has waited longest for a
-    /// claim (so one app's backlog delays another app's push by a claim, not by the backlog), its oldest queued push
-    /// that no older unfinished push of its Live Activity name may share an activity with (``ActivityOrder``: so each
-    /// activity's pushes go out in acceptance order), as one part over every channel; else a part of a push already
-    /// being sent that is waiting (and due, if it failed before) or whose lease expired (its worker died), oldest push
-    /// first. New pushes go first so that a large fan-out's parts never hold a small push up for long. Leases are
-    /// measured by the database's clock, which every worker shares.
+    /// Claims the next work: from the app with queued pushes that has waited longest for a claim (so one app's
+    /// backlog delays another app's push by a claim, not by the backlog), its oldest queued push that no older
+    /// unfinished push of its Live Activity name may share an activity with (``ActivityOrder``: so each activity's
+    /// pushes go out in acceptance order), as one part over every channel. When that push is per-user
+    /// (``ClaimedPush/isPerUser``), the app's next claimable per-user pushes come with it, up to `limit` in all, to be
+    /// sent together. Else, a part of a push already being sent that is waiting (and due, if it failed before) or
+    /// whose lease expired (its worker died), oldest push first. New pushes go first so that a large fan-out's parts
+    /// never hold a small push up for long. Leases are measured by the database's clock, which every worker shares.
     ///
-    /// A claimed row that cannot be read fails its push at once (`StoreError.unreadablePush`), so it never blocks its
-    /// name.
-    public func claim(worker: String, now: Date, lease: Duration) async throws(StoreError) -> ClaimedPush? {
+    /// A claimed row that cannot be read fails its push at once, so it never blocks its name; the others are returned.
+    public func claim(worker: String, now: Date, lease: Duration, limit: Int = 1) async throws(StoreError) -> [ClaimedPush] {
         // An app's queued pushes may all wait behind older pushes of their activities: then the next app's turn.
         for appID in try await self.appsByTurn(now: now) {
-            if let push = try await self.claimQueuedPush(of: appID, worker: worker, now: now, lease: lease) { return push }
+            let claimed = try await self.claimQueuedPushes(of: appID, worker: worker, now: now, lease: lease, limit: limit)
+            if !claimed.isEmpty { return claimed }
         }
         return try await self.claimPart(worker: worker, lease: lease)
     }
@@ -62,7 +63,7 @@ public struct DispatchStore: Sendable {
         }
     }
 
-    private func claimPart(worker: String, lease: Duration) async throws(StoreError) -> ClaimedPush? {
+    private func claimPart(worker: String, lease: Duration) async throws(StoreError) -> [ClaimedPush] {
         try await self.claimed(
             """
             WITH next AS (
@@ -80,17 +81,26 @@ public struct DispatchStore: Sendable {
             """)
     }
 
-    private func claimQueuedPush(of appID: Int64, worker: String, now: Date, lease: Duration) async throws(StoreError) -> ClaimedPush? {
+    /// The app's oldest claimable queued push, and when it is per-user, the app's next claimable per-user pushes after
+    /// it (skipping others, which wait for the app's next turn), up to `limit`.
+    private func claimQueuedPushes(
+        of appID: Int64, worker: String, now: Date, lease: Duration, limit: Int
+    ) async throws(StoreError) -> [ClaimedPush] {
         let all = ChannelIDRange.all
         return try await self.claimed(
             """
-            WITH next AS (
-                SELECT p.app_id, p.push_id FROM pushes p
+            WITH candidates AS (
+                SELECT p.app_id, p.push_id, p.accepted_at, \(unescaped: ClaimedPush.perUserCondition) AS per_user FROM pushes p
                 WHERE p.app_id = \(appID) AND p.state = 'queued' AND p.not_before <= \(now)
                   AND \(unescaped: ActivityOrder.mayBeClaimed)
                 ORDER BY p.accepted_at
-                LIMIT 1
+                LIMIT \(max(limit, 1))
                 FOR UPDATE SKIP LOCKED),
+            next AS (
+                SELECT app_id, push_id FROM (
+                    SELECT app_id, push_id, per_user, first_value(per_user) OVER oldest AS batch, row_number() OVER oldest AS n
+                    FROM candidates WINDOW oldest AS (ORDER BY accepted_at)) c
+                WHERE c.n = 1 OR (c.batch AND c.per_user)),
             p AS (
                 UPDATE pushes SET state = 'sending', claimed_by = \(worker), started_at = \(now), attempts = attempts + 1
                 FROM next WHERE pushes.app_id = next.app_id AND pushes.push_id = next.push_id
@@ -103,9 +113,10 @@ public struct DispatchStore: Sendable {
                 FROM p
                 RETURNING *),
             turn AS (
-                INSERT INTO dispatch_turns (app_id, last_claimed_at) SELECT app_id, clock_timestamp() FROM p
+                INSERT INTO dispatch_turns (app_id, last_claimed_at) SELECT app_id, clock_timestamp() FROM p LIMIT 1
                 ON CONFLICT (app_id) DO UPDATE SET last_claimed_at = EXCLUDED.last_claimed_at)
             SELECT \(unescaped: ClaimedPush.Column.selectList) FROM part JOIN p ON p.app_id = part.app_id AND p.push_id = part.push_id
+            ORDER BY p.accepted_at
             """)
     }
 
@@ -114,45 +125,52 @@ public struct DispatchStore: Sendable {
         max(lease.seconds, 1)
     }
 
-    private func claimed(_ query: PostgresQuery) async throws(StoreError) -> ClaimedPush? {
-        let row = try await StoreError.mapping {
-            try await self.client.query(query, logger: self.logger).collect().first
+    /// The claimed rows of `query`, each read as a part; one that cannot be read fails its push (tried again it would
+    /// fail the same way, and hold its name up) and is left out.
+    private func claimed(_ query: PostgresQuery) async throws(StoreError) -> [ClaimedPush] {
+        let rows = try await StoreError.mapping {
+            try await self.client.query(query, logger: self.logger).collect()
         }
-        guard let row else { return nil }
-        let named = NamedRow<ClaimedPush.Column>(row)
-        let keys: (appID: Int64, pushID: UUID)
-        do {
-            keys = try ClaimedPush.keys(of: named)
-        } catch {
-            throw .database(reason: "a claimed push's keys cannot be read: \(error)")
-        }
-        do {
-            return try ClaimedPush(named)
-        } catch {
-            // Tried again it would fail the same way, and hold its name up: it fails now.
-            try await StoreError.mapping {
-                try await self.client.withTransaction(logger: self.logger) { connection in
-                    try await Self.failPush(
-                        appID: keys.appID, pushID: keys.pushID, reason: "the stored push cannot be read: \(error)", on: connection,
-                        logger: self.logger)
-                }
+        var claimed: [ClaimedPush] = []
+        for row in rows {
+            let named = NamedRow<ClaimedPush.Column>(row)
+            let keys: (appID: Int64, pushID: UUID)
+            do {
+                keys = try ClaimedPush.keys(of: named)
+            } catch {
+                throw .database(reason: "a claimed push's keys cannot be read: \(error)")
             }
-            PushMetrics.finished(.failed)
-            throw .unreadablePush(appID: keys.appID, pushID: keys.pushID, reason: "\(error)")
+            do {
+                claimed.append(try ClaimedPush(named))
+            } catch {
+                try await StoreError.mapping {
+                    try await self.client.withTransaction(logger: self.logger) { connection in
+                        try await Self.failPush(
+                            appID: keys.appID, pushID: keys.pushID, reason: "the stored push cannot be read: \(error)", on: connection,
+                            logger: self.logger)
+                    }
+                }
+                PushMetrics.finished(.failed)
+                self.logger.error("push failed: it cannot be read", metadata: ["push.id": "\(keys.pushID.lowercaseString)", "error": "\(error)"])
+            }
         }
+        return claimed
     }
 
-    /// Renews the part's lease while a batch is in flight; `false` when the worker no longer holds it.
-    public func renewLease(of push: ClaimedPush, worker: String, lease: Duration) async throws(StoreError) -> Bool {
+    /// Renews the parts' leases while a batch is in flight; `false` when the worker no longer holds one of them.
+    public func renewLeases(of parts: [ClaimedPush], worker: String, lease: Duration) async throws(StoreError) -> Bool {
         try await StoreError.mapping {
             try await self.client.query(
                 """
-                UPDATE push_parts SET lease_expires_at = now() + make_interval(secs => \(Self.seconds(lease)))
-                WHERE \(held: HeldPart(push, worker: worker))
+                UPDATE push_parts t SET lease_expires_at = now() + make_interval(secs => \(Self.seconds(lease)))
+                FROM unnest(\(parts.map(\.appID))::bigint[], \(parts.map(\.pushID))::uuid[], \(parts.map(\.part))::smallint[])
+                     AS r (app_id, push_id, part)
+                WHERE t.app_id = r.app_id AND t.push_id = r.push_id AND t.part = r.part AND t.claimed_by = \(worker)
+                  AND t.state = 'sending'
                 RETURNING 1
                 """,
                 logger: self.logger
-            ).decode(Int.self).array().count == 1
+            ).decode(Int.self).array().count == parts.count
         }
     }
 
