@@ -44,7 +44,7 @@ extension DispatchStore {
         // probe per push and target whatever the statistics say (a join would let PostgreSQL read every push of the
         // app, or every push of the name per target, when statistics were taken before the backlog).
         let query: PostgresQuery = """
-            SELECT b.n::int, b.superseded, b.ended, t.channel_id, t.token, t.frequent, t.recent, t.newer
+            SELECT \(unescaped: PerUserTargetColumn.selectList)
             FROM (
                 SELECT b.*,
                        -- Whether a newer update or end of the name to the same audience as written waits (isSuperseded).
@@ -97,15 +97,13 @@ extension DispatchStore {
             """
         return try await StoreError.mapping { [query] in
             var resolved = [PerUserTargets](repeating: PerUserTargets(), count: pushes.count)
-            let rows = try await self.client.query(query, logger: self.logger)
-            for try await (n, superseded, ended, channel, text, frequent, recent, newer) in rows.decode(
-                (Int, Bool, Int, UUID?, String?, Bool?, Int?, Bool?).self)
-            {
-                let index = n - 1
-                resolved[index].superseded = superseded
-                resolved[index].ended = ended
-                guard let channel, let text else { continue }
-                guard let token = DeviceToken(text) else {
+            for try await cells in try await self.client.query(query, logger: self.logger) {
+                let row = NamedRow<PerUserTargetColumn>(cells)
+                let index = try row.decode(.index, as: Int.self) - 1
+                resolved[index].superseded = try row.decode(.superseded)
+                resolved[index].ended = try row.decode(.ended)
+                guard let channel = try row.decode(.channelID, as: UUID?.self) else { continue }
+                guard let token = DeviceToken(try row.decode(.token, as: String.self)) else {
                     resolved[index].unreadable = "a target's token is not an APNs device token"
                     continue
                 }
@@ -114,10 +112,30 @@ extension DispatchStore {
                     continue
                 }
                 resolved[index].targets.append(DispatchTarget(
-                    channelID: channel, token: token, frequentPushes: frequent ?? false, recentPriority10: recent ?? 0,
-                    alreadyActive: false, awaitingToken: false, recentStarts: 0, newerSent: newer ?? false))
+                    channelID: channel, token: token, frequentPushes: try row.decode(.frequentPushes),
+                    recentPriority10: try row.decode(.recentPriority10), alreadyActive: false, awaitingToken: false, recentStarts: 0,
+                    newerSent: try row.decode(.newerSent)))
             }
             return resolved
+        }
+    }
+
+    /// What ``targets(ofPerUser:limit:now:)`` reads: per push (`b`), its place in the batch and what holds for it as a
+    /// whole; per target (`t`, none when it has no target), its token and what its plan needs.
+    enum PerUserTargetColumn: String, SelectedColumn {
+        case index, superseded, ended
+        case channelID = "channel_id", token, frequentPushes = "frequent_pushes", recentPriority10 = "recent_priority_10"
+        case newerSent = "newer_sent"
+
+        var expression: String {
+            switch self {
+            case .index: "b.n::int"
+            case .superseded, .ended: "b.\(self.rawValue)"
+            case .channelID, .token: "t.\(self.rawValue)"
+            case .frequentPushes: "t.frequent"
+            case .recentPriority10: "t.recent"
+            case .newerSent: "t.newer"
+            }
         }
     }
 
