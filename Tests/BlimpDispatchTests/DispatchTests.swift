@@ -86,15 +86,18 @@ import Testing
         }
     }
 
-    /// Priority 10 over the token's budget goes at priority 5 (counted); an hour later the budget is back.
-    @Test func priorityTenIsRationedPerToken() async throws {
+    /// Priority 10 over the token's budget goes at priority 5 (counted); an hour later the budget is back. The same for
+    /// a fan-out (to `all`) and for per-user pushes (to the device's channel), which are sent many at once.
+    @Test(arguments: [false, true]) func priorityTenIsRationedPerToken(perUser: Bool) async throws {
         try await DispatchHarness.run { harness in
             try await AppStore(client: harness.database, logger: TestDatabase.logger)
                 .setBudget(PriorityBudget(perHour: 4, frequentPerHour: 8, startsPerHour: 10), appKey: harness.app.appKey)
             let device = try #require(try await harness.register(1, name: "m").first)
+            let audience = perUser ? #"{"ios_channel": "\#(device.channelID.lowercaseString)"}"# : #""all""#
             var priorities: [Int] = []
             for minute in 1...5 {
-                let id = try await harness.push(DispatchHarness.liveActivity("update", "m", #", "content_state": {"minute": \#(minute)}"#))
+                let id = try await harness.push(
+                    DispatchHarness.liveActivity("update", "m", #", "content_state": {"minute": \#(minute)}"#, audience: audience))
                 let report = try #require(try await harness.deliver([id]).first)
                 priorities.append(report.counts.downgradedPriority == 1 ? 5 : 10)
                 harness.clock.advance(by: 60)
@@ -102,11 +105,11 @@ import Testing
             // A plain update may use three quarters of the budget (3 of 4); the rest is kept for alerting pushes.
             #expect(priorities == [10, 10, 10, 5, 5])
             let alerting = try await harness.push(DispatchHarness.liveActivity(
-                "update", "m", #", "content_state": {"minute": 6}, "alert": {"title": "Goal"}"#))
+                "update", "m", #", "content_state": {"minute": 6}, "alert": {"title": "Goal"}"#, audience: audience))
             #expect(try #require(try await harness.deliver([alerting]).first).counts.downgradedPriority == 0)
             #expect(harness.received(device.token).map(\.priority) == [10, 10, 10, 5, 5, 10])
             harness.clock.advance(by: 3600)
-            let later = try await harness.push(DispatchHarness.liveActivity("update", "m", #", "content_state": {"minute": 99}"#))
+            let later = try await harness.push(DispatchHarness.liveActivity("update", "m", #", "content_state": {"minute": 99}"#, audience: audience))
             #expect(try #require(try await harness.deliver([later]).first).counts.downgradedPriority == 0)
         }
     }

@@ -75,11 +75,14 @@ import Testing
         }
     }
 
-    @Test func anEndWhileAwaitingEndsTheActivityWhenItsTokenComes() async throws {
+    /// An end to `all`, or a per-user one to the device's channel, holds itself on the awaiting activity.
+    @Test(arguments: [false, true]) func anEndWhileAwaitingEndsTheActivityWhenItsTokenComes(perUser: Bool) async throws {
         try await DispatchHarness.run { harness in
             let devices = try await harness.register(1, name: nil, startToken: "MatchAttributes")
             _ = try await harness.deliver([try await harness.push(Self.start)])
-            let end = try await harness.push(DispatchHarness.liveActivity("end", "match-5", #", "priority": 5, "content_state": {"home": 3}"#))
+            let audience = perUser ? #"{"ios_channel": "\#(devices[0].channelID.lowercaseString)"}"# : #""all""#
+            let end = try await harness.push(
+                DispatchHarness.liveActivity("end", "match-5", #", "priority": 5, "content_state": {"home": 3}"#, audience: audience))
             #expect(try await harness.deliver([end]).first?.counts.heldAwaitingToken == 1)
             let token = SimulatorHarness.randomToken()
             try await self.report(token, for: devices[0], startedAt: harness.clock.now, in: harness)
