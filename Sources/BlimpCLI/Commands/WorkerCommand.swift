@@ -39,7 +39,10 @@ struct WorkerCommand: AsyncParsableCommand {
         configuration.lease = .seconds(self.leaseSeconds)
         configuration.pollInterval = .seconds(self.pollSeconds)
         let url = try self.database.resolve()
-        let database = PostgresClient(pool: "worker", configuration: url.clientConfiguration(), logger: logger)
+        // A statement the worker gave up on (StoreError.deadline) is cancelled by PostgreSQL too: left running, a claim
+        // holds its rows' locks and keeps vacuum from the queue's dead entries, which slows every later claim.
+        let database = PostgresClient(
+            pool: "worker", configuration: url.clientConfiguration(statementTimeout: StoreError.deadline), logger: logger)
         let (listening, listener) = try self.listening(beside: url, logger: logger)
         let apns = try APNsEndpointSetting.resolve()
         let broadcast = try APNsBroadcastClient(endpoint: apns, logger: logger)

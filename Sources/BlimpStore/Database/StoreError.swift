@@ -35,8 +35,9 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
     }
 
     /// How long one store operation may take (waiting for a connection included) before it is given up as
-    /// unavailable.
-    static let deadline: Duration = .seconds(30)
+    /// unavailable. A process whose statements all go through stores sets PostgreSQL's `statement_timeout` to it, so
+    /// that a statement given up on does not run on in the server, holding its locks.
+    public static let deadline: Duration = .seconds(30)
 
     /// Runs `body` within ``deadline`` (see ``withAbandoningTimeout(_:_:)``: a query stuck on a closed connection
     /// must not hold its caller forever), turning database errors into ``StoreError``s; a unique violation of a
