@@ -63,11 +63,13 @@ public struct ClaimedPush: Sendable {
     }
 
     /// Whether the push is an update or end of one channel's or one named user's activities of its name (not through
-    /// a live activity channel, nor for one time zone): a few tokens at most, so such pushes are claimed, resolved,
-    /// sent and recorded many at once (``DispatchStore/targets(ofPerUser:limit:now:)``). The same as
-    /// ``perUserCondition``.
+    /// a live activity channel, nor for one time zone), and this part is all of it: a few tokens at most, so such
+    /// pushes are claimed, resolved, sent and recorded many at once (``DispatchStore/targets(ofPerUser:limit:now:)``).
+    /// A named user of more channels than a batch takes is fanned out instead, and its parts are sent as any part.
+    /// For a push just claimed, the same as ``perUserCondition``.
     public var isPerUser: Bool {
-        guard case .liveActivity(let event, _, _) = self.kind, event != .start, self.localTimeZone == nil, self.broadcastChannelID == nil
+        guard case .liveActivity(let event, _, _) = self.kind, event != .start, self.localTimeZone == nil, self.broadcastChannelID == nil,
+            self.isWhole
         else { return false }
         switch self.audience {
         case .channel, .namedUser: return true
