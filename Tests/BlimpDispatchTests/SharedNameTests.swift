@@ -47,7 +47,10 @@ import Testing
                 }
                 try await group.waitForAll()
             }
-            try await harness.drain(with: [harness.worker("w1"), harness.worker("w2")], within: .seconds(300))
+            // Batches of 100: on a machine busy with the whole suite, a batch of 1,000 can outlast the store's 30 s
+            // deadline, and a batch given up on is sent again.
+            let small: (inout WorkerConfiguration) -> Void = { $0.batchSize = 100 }
+            try await harness.drain(with: [harness.worker("w1", configure: small), harness.worker("w2", configure: small)], within: .seconds(300))
 
             let states = try await harness.database.query(
                 "SELECT state, count(*)::int FROM pushes WHERE app_id = \(harness.app.id) GROUP BY state", logger: TestDatabase.logger
