@@ -33,8 +33,12 @@ extension DispatchStore {
             names.append(name)
             events.append(event.rawValue)
             switch push.audience {
-            case .channel(let id): (channels, users) = (channels + [id.lowercaseString], users + [""])
-            case .namedUser(let id): (channels, users) = (channels + [""], users + [id])
+            case .channel(let id):
+                channels.append(id.lowercaseString)
+                users.append("")
+            case .namedUser(let id):
+                channels.append("")
+                users.append(id)
             default: preconditionFailure("a per-user push goes to one channel or named user")
             }
         }
@@ -154,10 +158,9 @@ extension DispatchStore {
 
     /// Records per-user pushes of one app, sent together, in one transaction: each one's outcomes, the tokens APNs
     /// reported dead, the activities an end reached, and the push finished with its counts. A push whose part the
-    /// worker no longer holds (its lease expired and another took it) is left out; returns those recorded.
-    @discardableResult
-    public func record(perUser deliveries: [PerUserDelivery], worker: String, now: Date) async throws(StoreError) -> Int {
-        guard let first = deliveries.first?.push else { return 0 }
+    /// worker no longer holds (its lease expired and another took it) is left out.
+    public func record(perUser deliveries: [PerUserDelivery], worker: String, now: Date) async throws(StoreError) {
+        guard let first = deliveries.first?.push else { return }
         let appID = first.appID
         let recorded = try await StoreError.mapping {
             try await self.client.withTransaction(logger: self.logger) { connection -> [PerUserDelivery] in
@@ -195,6 +198,5 @@ extension DispatchStore {
             }
         }
         for delivery in recorded { PushMetrics.finished(delivery.state) }
-        return recorded.count
     }
 }
