@@ -73,7 +73,7 @@ public enum APIServer {
         NamedUserController(auth: auth, namedUsers: stores.namedUsers, publicURL: publicURL).addRoutes(to: api)
         LiveActivityController(auth: auth, channels: stores.channels, publicURL: publicURL).addRoutes(to: api)
         let preparer = PushPreparer(
-            inputs: PushPreparationInputs(channels: stores.liveActivityChannels, types: stores.liveActivityTypes), now: configuration.now)
+            inputs: stores.preparationInputs, now: configuration.now)
         PushController(
             auth: auth, intake: stores.intake, reports: stores.reports, control: stores.control, preparer: preparer,
             publicURL: publicURL

@@ -59,7 +59,7 @@ public struct Console: Sendable {
         ComposePage(
             gate: gate, intake: stores.intake, schedules: stores.schedules, dispatch: stores.dispatch,
             types: stores.liveActivityTypes,
-            inputs: PushPreparationInputs(channels: stores.liveActivityChannels, types: stores.liveActivityTypes), renderer: renderer
+            inputs: stores.preparationInputs, renderer: renderer
         ).addRoutes(to: app)
     }
 }

@@ -4,9 +4,9 @@ import Logging
 import PostgresNIO
 
 /// One of each store a serving process uses, over one client and with one set of settings. The composition root
-/// builds it once and hands it to the API and the console alike, so the process has one ``PushIntake`` and one
-/// ``ChannelStore`` (one of each coalescer: their group commits gather every request, and cap the flushes in flight,
-/// process-wide), and no store ignores a setting another honours.
+/// builds it once and hands it to the API and the console alike, so the process has one ``PushIntake``, one
+/// ``PushPreparationInputs`` and one ``ChannelStore`` (one of each coalescer: they gather every request and cap the
+/// statements in flight process-wide), and no store ignores a setting another honours.
 public struct Stores: Sendable {
     /// The client every store here uses (the API's readiness check queries it).
     public let client: PostgresClient
@@ -25,6 +25,8 @@ public struct Stores: Sendable {
     public let liveActivityChannels: LiveActivityChannelStore
     public let schedules: ScheduleStore
     public let liveActivityTypes: LiveActivityTypeStore
+    /// What every path accepting pushes reads to prepare them, one read gathering concurrent requests.
+    public let preparationInputs: PushPreparationInputs
     public let audit: AuditLog
     /// The deployment's rate-limit buckets, which every ``SharedRateLimiter`` of the process takes from together.
     public let rateBuckets: RateBuckets
@@ -55,6 +57,7 @@ public struct Stores: Sendable {
         self.liveActivityChannels = LiveActivityChannelStore(client: client, logger: logger)
         self.schedules = ScheduleStore(client: client, logger: logger)
         self.liveActivityTypes = LiveActivityTypeStore(client: client, logger: logger)
+        self.preparationInputs = PushPreparationInputs(channels: self.liveActivityChannels, types: self.liveActivityTypes)
         self.audit = AuditLog(client: client, logger: logger, now: now)
         self.rateBuckets = RateBuckets(client: client, logger: logger)
     }

@@ -195,6 +195,30 @@ import Testing
         }
     }
 
+    /// Concurrent requests are read together (``PushPreparationInputs``): each is still checked against its own app's
+    /// types and its own names' starts, whichever requests share its read.
+    @Test func concurrentPushesOfTwoAppsAreEachCheckedAgainstTheirOwnApp() async throws {
+        try await APIHarness.run(.live) { harness, client in
+            #expect(try await client.send(.put, "/api/live_activity_types/MatchAttributes", harness.master(), Self.matchSchemas).status == .created)
+            #expect(try await client.send(.post, "/api/push", harness.master(), Self.start("final")).status == .accepted)
+            let wrong = Self.update("final", content: #"{"score": "two"}"#)
+            let statuses = try await withThrowingTaskGroup(of: (Int, HTTPResponse.Status).self) { group in
+                for request in 0..<60 {
+                    let (app, body) = switch request % 3 {
+                    case 0: (harness.scores, wrong)
+                    case 1: (harness.orders, wrong)  // Orders declared no type and started no `final`.
+                    default: (harness.scores, Self.update("final", content: #"{"score": 2}"#))
+                    }
+                    group.addTask { (request % 3, try await client.send(.post, "/api/push", harness.master(app), body).status) }
+                }
+                return try await group.reduce(into: [Int: [HTTPResponse.Status]]()) { $0[$1.0, default: []].append($1.1) }
+            }
+            #expect(statuses[0] == Array(repeating: .badRequest, count: 20))
+            #expect(statuses[1] == Array(repeating: .accepted, count: 20))
+            #expect(statuses[2] == Array(repeating: .accepted, count: 20))
+        }
+    }
+
     @Test func aScheduleWhosePushItsTypeRefusesIsNotCreated() async throws {
         try await APIHarness.run { harness, client in
             #expect(try await client.send(.put, "/api/live_activity_types/MatchAttributes", harness.master(), Self.matchSchemas).status == .created)

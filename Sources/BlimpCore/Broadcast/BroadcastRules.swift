@@ -41,9 +41,4 @@ public enum BroadcastRules {
         }
         return Route(channelID: channel.apnsChannelID, isPublished: published)
     }
-
-    /// The Live Activity names of `pushes`, each once: what to look the channels up by.
-    public static func names(in pushes: [Push]) -> [String] {
-        Array(Set(pushes.compactMap { push -> String? in if case .liveActivity(let activity) = push.content { activity.name } else { nil } }))
-    }
 }
