@@ -55,6 +55,8 @@ public final class Worker: Service, Sendable {
     /// Whether released held pushes may be waiting: set by a release's notification, each poll and a claim that found
     /// some; cleared by the claim loop that goes to look.
     private let releasesMayWait = Atomic<Bool>(true)
+    /// The claim loops (``WorkerConfiguration/concurrentPushes``) and which are idle.
+    private let loops: ClaimLoops
 
     public init(
         database: PostgresClient,
@@ -82,31 +84,26 @@ public final class Worker: Service, Sendable {
         self.scheduler = Scheduler(database: database, logger: logger, now: now)
         self.serverKey = serverKey
         self.configuration = configuration
+        self.loops = ClaimLoops(count: configuration.concurrentPushes)
         self.name = name ?? "worker-\(UUID.random().lowercaseString.prefix(8))"
         self.logger = logger
         self.now = now
     }
 
     public func run() async throws {
-        // Each claim loop has its own wake-ups, so a loop busy with a long fan-out holds up none of the others.
-        let loops = (0..<self.configuration.concurrentPushes).map { _ in
-            AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        }
-        let wake: @Sendable () -> Void = { for loop in loops { loop.continuation.yield() } }
         await withDiscardingTaskGroup { group in
-            if let listener = self.listener { group.addTask { await self.listen(on: listener, wake) } }
+            if let listener = self.listener { group.addTask { await self.listen(on: listener) } }
             group.addTask { await self.scheduler.run() }
             group.addTask {
                 while !Task.isShuttingDownGracefully, !Task.isCancelled {
                     self.releasesMayWait.store(true, ordering: .relaxed)
-                    wake()
+                    self.loops.wakeOne()
                     try? await cancelWhenGracefulShutdown { try await Task.sleep(for: self.configuration.pollInterval) }
                 }
             }
-            for loop in loops {
-                group.addTask {
-                    for await _ in loop.stream.cancelOnGracefulShutdown() { await self.drain() }
-                }
+            // Each claim loop has its own wake-ups, so a loop busy with a long fan-out holds up none of the others.
+            for loop in 0..<self.loops.count {
+                group.addTask { await self.loops.run(loop) { await self.drain() } }
             }
         }
     }
@@ -121,6 +118,7 @@ public final class Worker: Service, Sendable {
                         worker: self.name, limit: self.configuration.batchSize, lease: self.configuration.lease)
                     if !released.isEmpty {
                         self.releasesMayWait.store(true, ordering: .relaxed)
+                        self.loops.wakeOne()
                         for push in released { await self.deliver(push) }
                         continue
                     }
@@ -128,6 +126,7 @@ public final class Worker: Service, Sendable {
                 let claimed = try await self.store.claim(
                     worker: self.name, now: self.now(), lease: self.configuration.lease, limit: self.configuration.batchSize)
                 guard !claimed.isEmpty else { return }
+                self.loops.wakeOne()  // More may be ready: another loop claims while this one delivers.
                 let perUser = claimed.filter(\.isPerUser)
                 if !perUser.isEmpty { await self.deliver(perUser: perUser) }
                 for push in claimed where !push.isPerUser { await self.deliver(push) }
@@ -280,17 +279,17 @@ public final class Worker: Service, Sendable {
 
     /// Wakes the claim loops whenever the API notifies that it queued pushes or that a token released held ones;
     /// reconnects when the connection drops.
-    private func listen(on listener: PostgresClient, _ wake: @escaping @Sendable () -> Void) async {
+    private func listen(on listener: PostgresClient) async {
         while !Task.isCancelled, !Task.isShuttingDownGracefully {
             do {
                 try await listener.withConnection { connection in
                     try await connection.listen(on: DispatchStore.channel) { notifications in
                         // Anything queued or released while not listening.
                         self.releasesMayWait.store(true, ordering: .relaxed)
-                        wake()
+                        self.loops.wakeOne()
                         for try await notification in notifications.cancelOnGracefulShutdown() {
                             if notification.payload == DispatchStore.releasedPayload { self.releasesMayWait.store(true, ordering: .relaxed) }
-                            wake()
+                            self.loops.wakeOne()
                         }
                     }
                 }
