@@ -66,6 +66,7 @@ public final class Worker: Service, Sendable {
         serverKey: ServerKey,
         configuration: WorkerConfiguration = WorkerConfiguration(),
         name: String? = nil,
+        preparedStatements: Bool = true,
         logger: Logger,
         now: @escaping @Sendable () -> Date = Date.init
     ) {
@@ -76,7 +77,7 @@ public final class Worker: Service, Sendable {
             case .on(let client): client
             case .off: nil
             }
-        self.store = DispatchStore(client: database, logger: logger)
+        self.store = DispatchStore(client: database, logger: logger, preparedStatements: preparedStatements)
         self.apps = AppStore(client: database, logger: logger)
         self.apns = apns
         self.broadcast = broadcast

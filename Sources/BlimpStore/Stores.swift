@@ -34,8 +34,8 @@ public struct Stores: Sendable {
     /// The deployment's retentions (apps may override them): what reports, the console and the janitor go by.
     public let retention: RetentionPolicy
 
-    /// With `preparedStatements` (not through a transaction pooler), the writes every device makes are prepared once
-    /// per connection; `now` is the clock for lifetimes and acceptance times (tests inject their own).
+    /// With `preparedStatements` (not through a transaction pooler), the writes every device makes and a worker's claim
+    /// are prepared once per connection; `now` is the clock for lifetimes and acceptance times (tests inject their own).
     public init(
         client: PostgresClient, logger: Logger, preparedStatements: Bool = true, retention: RetentionPolicy = RetentionPolicy(),
         now: @escaping @Sendable () -> Date = Date.init
@@ -50,7 +50,7 @@ public struct Stores: Sendable {
         self.intake = PushIntake(client: client, logger: logger, now: now)
         self.reports = PushReports(client: client, logger: logger, retention: retention.pushes, now: now)
         self.control = PushControl(client: client, logger: logger, now: now)
-        self.dispatch = DispatchStore(client: client, logger: logger)
+        self.dispatch = DispatchStore(client: client, logger: logger, preparedStatements: preparedStatements)
         self.console = ConsoleStore(client: client, logger: logger)
         self.sessions = ConsoleSessions(client: client, logger: logger)
         self.accounts = AccountStore(client: client, logger: logger, now: now)

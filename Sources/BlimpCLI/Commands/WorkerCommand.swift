@@ -48,7 +48,7 @@ struct WorkerCommand: AsyncParsableCommand {
         let broadcast = try APNsBroadcastClient(endpoint: apns, logger: logger)
         let worker = try Self.worker(
             database: database, listening: listening, apns: apns, broadcast: broadcast, serverKey: try ServerKeySetting.resolve(),
-            configuration: configuration, name: self.name, logger: logger)
+            configuration: configuration, name: self.name, preparedStatements: !url.pooled, logger: logger)
         let endpoint = metrics.map { [$0.service(samplers: [worker.apns.recordConnectionMetrics], logger: logger)] } ?? []
         try await runServices([tracing, listener].compactMap { $0 } + [database, worker] + endpoint, logger: logger)
         await worker.apns.shutdown()
@@ -79,11 +79,12 @@ struct WorkerCommand: AsyncParsableCommand {
         serverKey: ServerKey,
         configuration: WorkerConfiguration = WorkerConfiguration(),
         name: String? = nil,
+        preparedStatements: Bool = true,
         logger: Logger
     ) throws -> Worker {
         let client = try APNsClient(configuration: APNsClientConfiguration(endpoint: apns), logger: logger)
         return Worker(
             database: database, listening: listening, apns: client, broadcast: broadcast, serverKey: serverKey,
-            configuration: configuration, name: name, logger: logger)
+            configuration: configuration, name: name, preparedStatements: preparedStatements, logger: logger)
     }
 }

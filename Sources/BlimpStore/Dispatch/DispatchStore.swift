@@ -9,15 +9,20 @@ import PostgresNIO
 public struct DispatchStore: Sendable {
     let client: PostgresClient
     let logger: Logger
+    /// Whether the claim's statements are prepared once per connection (not through a transaction pooler).
+    let preparedStatements: Bool
 
     /// The channel workers LISTEN on; the API notifies it when it queues pushes.
     public static let channel = "blimp_pushes"
     /// The payload of a notification that a device's token released held pushes (``claimReleased(worker:limit:lease:)``).
     public static let releasedPayload = "released"
 
-    public init(client: PostgresClient, logger: Logger) {
+    /// With `preparedStatements` (not through a transaction pooler), the claim's statements are prepared once per
+    /// connection: planning them took longer than running them, on every attempt of every claim loop.
+    public init(client: PostgresClient, logger: Logger, preparedStatements: Bool = true) {
         self.client = client
         self.logger = logger
+        self.preparedStatements = preparedStatements
     }
 
     // MARK: - Claiming
@@ -45,27 +50,39 @@ public struct DispatchStore: Sendable {
     /// skipping through the index of unfinished pushes, one probe per app, however long their queues. Every such app
     /// is listed: one whose queued pushes all wait behind older pushes of their activities must not hide the others.
     private func appsByTurn(now: Date) async throws(StoreError) -> [Int64] {
-        try await StoreError.mapping {
-            try await self.client.query(
-                """
-                WITH RECURSIVE waiting (app_id) AS (
-                    (SELECT app_id FROM pushes WHERE state = 'queued' ORDER BY app_id LIMIT 1)
-                    UNION ALL
-                    SELECT (SELECT p.app_id FROM pushes p WHERE p.state = 'queued' AND p.app_id > w.app_id ORDER BY p.app_id LIMIT 1)
-                    FROM waiting w WHERE w.app_id IS NOT NULL)
-                SELECT w.app_id FROM waiting w LEFT JOIN dispatch_turns t ON t.app_id = w.app_id
-                WHERE w.app_id IS NOT NULL
-                  AND EXISTS (SELECT 1 FROM pushes p WHERE p.app_id = w.app_id AND p.state = 'queued' AND p.not_before <= \(now))
-                ORDER BY t.last_claimed_at NULLS FIRST, w.app_id
-                """,
-                logger: self.logger
-            ).decode(Int64.self).array()
+        try await StoreError.mapping { try await AppsByTurn(now: now).rows(on: self.client, prepared: self.preparedStatements, logger: self.logger) }
+    }
+
+    struct AppsByTurn: PostgresPreparedStatement {
+        static let sql = """
+            WITH RECURSIVE waiting (app_id) AS (
+                (SELECT app_id FROM pushes WHERE state = 'queued' ORDER BY app_id LIMIT 1)
+                UNION ALL
+                SELECT (SELECT p.app_id FROM pushes p WHERE p.state = 'queued' AND p.app_id > w.app_id ORDER BY p.app_id LIMIT 1)
+                FROM waiting w WHERE w.app_id IS NOT NULL)
+            SELECT w.app_id FROM waiting w LEFT JOIN dispatch_turns t ON t.app_id = w.app_id
+            WHERE w.app_id IS NOT NULL
+              AND EXISTS (SELECT 1 FROM pushes p WHERE p.app_id = w.app_id AND p.state = 'queued' AND p.not_before <= $1)
+            ORDER BY t.last_claimed_at NULLS FIRST, w.app_id
+            """
+        var now: Date
+
+        func makeBindings() -> PostgresBindings {
+            var bindings = PostgresBindings()
+            bindings.append(self.now)
+            return bindings
         }
+
+        func decodeRow(_ row: PostgresRow) throws -> Int64 { try row.decode(Int64.self) }
     }
 
     private func claimPart(worker: String, lease: Duration) async throws(StoreError) -> [ClaimedPush] {
-        try await self.claimed(
-            """
+        try await self.claimed(ClaimPart(worker: worker, leaseSeconds: Self.seconds(lease)))
+    }
+
+    /// The oldest part whose retry is due or whose lease expired.
+    struct ClaimPart: RawRowsStatement {
+        static let sql = """
             WITH next AS (
                 SELECT app_id, push_id, part FROM push_parts
                 WHERE state IN ('queued', 'sending')
@@ -74,11 +91,20 @@ public struct DispatchStore: Sendable {
                 LIMIT 1
                 FOR UPDATE SKIP LOCKED),
             part AS (
-                UPDATE push_parts t SET state = 'sending', claimed_by = \(worker), lease_expires_at = now() + make_interval(secs => \(Self.seconds(lease)))
+                UPDATE push_parts t SET state = 'sending', claimed_by = $1, lease_expires_at = now() + make_interval(secs => $2)
                 FROM next WHERE t.app_id = next.app_id AND t.push_id = next.push_id AND t.part = next.part
                 RETURNING t.*)
-            SELECT \(unescaped: ClaimedPush.Column.selectList) FROM part JOIN pushes p ON p.app_id = part.app_id AND p.push_id = part.push_id
-            """)
+            SELECT \(ClaimedPush.Column.selectList) FROM part JOIN pushes p ON p.app_id = part.app_id AND p.push_id = part.push_id
+            """
+        var worker: String
+        var leaseSeconds: Double
+
+        func makeBindings() -> PostgresBindings {
+            var bindings = PostgresBindings()
+            bindings.append(self.worker)
+            bindings.append(self.leaseSeconds)
+            return bindings
+        }
     }
 
     /// The app's oldest claimable queued push, and when it is per-user, the app's next claimable per-user pushes after
@@ -86,15 +112,17 @@ public struct DispatchStore: Sendable {
     private func claimQueuedPushes(
         of appID: Int64, worker: String, now: Date, lease: Duration, limit: Int
     ) async throws(StoreError) -> [ClaimedPush] {
-        let all = ChannelIDRange.all
-        return try await self.claimed(
-            """
+        try await self.claimed(ClaimQueuedPushes(appID: appID, worker: worker, now: now, leaseSeconds: Self.seconds(lease), limit: max(limit, 1)))
+    }
+
+    struct ClaimQueuedPushes: RawRowsStatement {
+        static let sql = """
             WITH candidates AS (
-                SELECT p.app_id, p.push_id, p.accepted_at, \(unescaped: ClaimedPush.perUserCondition) AS per_user FROM pushes p
-                WHERE p.app_id = \(appID) AND p.state = 'queued' AND p.not_before <= \(now)
-                  AND \(unescaped: ActivityOrder.mayBeClaimed)
+                SELECT p.app_id, p.push_id, p.accepted_at, \(ClaimedPush.perUserCondition) AS per_user FROM pushes p
+                WHERE p.app_id = $1 AND p.state = 'queued' AND p.not_before <= $3
+                  AND \(ActivityOrder.mayBeClaimed)
                 ORDER BY p.accepted_at
-                LIMIT \(max(limit, 1))
+                LIMIT $5
                 FOR UPDATE SKIP LOCKED),
             next AS (
                 SELECT app_id, push_id FROM (
@@ -102,22 +130,38 @@ public struct DispatchStore: Sendable {
                     FROM candidates WINDOW oldest AS (ORDER BY accepted_at)) c
                 WHERE c.n = 1 OR (c.batch AND c.per_user)),
             p AS (
-                UPDATE pushes SET state = 'sending', claimed_by = \(worker), started_at = \(now), attempts = attempts + 1
+                UPDATE pushes SET state = 'sending', claimed_by = $2, started_at = $3, attempts = attempts + 1
                 FROM next WHERE pushes.app_id = next.app_id AND pushes.push_id = next.push_id
                 RETURNING pushes.*),
             part AS (
                 INSERT INTO push_parts (app_id, push_id, part, after_channel_id, through_channel_id, cursor_channel_id,
                                         state, claimed_by, lease_expires_at, accepted_at)
-                SELECT app_id, push_id, 0, \(all.after), \(all.through), \(all.after), 'sending', \(worker),
-                       now() + make_interval(secs => \(Self.seconds(lease))), accepted_at
+                SELECT app_id, push_id, 0, $6, $7, $6, 'sending', $2, now() + make_interval(secs => $4), accepted_at
                 FROM p
                 RETURNING *),
             turn AS (
                 INSERT INTO dispatch_turns (app_id, last_claimed_at) SELECT app_id, clock_timestamp() FROM p LIMIT 1
                 ON CONFLICT (app_id) DO UPDATE SET last_claimed_at = EXCLUDED.last_claimed_at)
-            SELECT \(unescaped: ClaimedPush.Column.selectList) FROM part JOIN p ON p.app_id = part.app_id AND p.push_id = part.push_id
+            SELECT \(ClaimedPush.Column.selectList) FROM part JOIN p ON p.app_id = part.app_id AND p.push_id = part.push_id
             ORDER BY p.accepted_at
-            """)
+            """
+        var appID: Int64
+        var worker: String
+        var now: Date
+        var leaseSeconds: Double
+        var limit: Int
+
+        func makeBindings() -> PostgresBindings {
+            var bindings = PostgresBindings()
+            bindings.append(self.appID)
+            bindings.append(self.worker)
+            bindings.append(self.now)
+            bindings.append(self.leaseSeconds)
+            bindings.append(self.limit)
+            bindings.append(ChannelIDRange.all.after)
+            bindings.append(ChannelIDRange.all.through)
+            return bindings
+        }
     }
 
     /// A lease's length in seconds, for `now() + make_interval(secs => …)`: leases run by the database's clock.
@@ -127,9 +171,9 @@ public struct DispatchStore: Sendable {
 
     /// The claimed rows of `query`, each read as a part; one that cannot be read fails its push (tried again it would
     /// fail the same way, and hold its name up) and is left out.
-    private func claimed(_ query: PostgresQuery) async throws(StoreError) -> [ClaimedPush] {
+    private func claimed(_ statement: some RawRowsStatement) async throws(StoreError) -> [ClaimedPush] {
         let rows = try await StoreError.mapping {
-            try await self.client.query(query, logger: self.logger).collect()
+            try await statement.rows(on: self.client, prepared: self.preparedStatements, logger: self.logger)
         }
         var claimed: [ClaimedPush] = []
         for row in rows {

@@ -298,13 +298,4 @@ extension JSONRowsStatement {
         bindings.append(self.now)
         return bindings
     }
-
-    /// Runs the statement and returns its rows. `prepared`, it is prepared by name once per connection and planned
-    /// once, not per batch; else it is sent unnamed each time, as through a transaction pooler, where the next
-    /// statement may meet a server connection that never saw the preparation.
-    func rows(on client: PostgresClient, prepared: Bool, logger: Logger) async throws -> [Row] {
-        if prepared { return try await client.execute(self, logger: logger).array() }
-        let query = PostgresQuery(unsafeSQL: Self.sql, binds: try self.makeBindings())
-        return try await client.query(query, logger: logger).map { try self.decodeRow($0) }.array()
-    }
 }
