@@ -198,7 +198,7 @@ import Testing
     /// Concurrent requests are read together (``PushPreparationInputs``): each is still checked against its own app's
     /// types and its own names' starts, whichever requests share its read.
     @Test func concurrentPushesOfTwoAppsAreEachCheckedAgainstTheirOwnApp() async throws {
-        try await APIHarness.run(.live) { harness, client in
+        try await APIHarness.run { harness, client in
             #expect(try await client.send(.put, "/api/live_activity_types/MatchAttributes", harness.master(), Self.matchSchemas).status == .created)
             #expect(try await client.send(.post, "/api/push", harness.master(), Self.start("final")).status == .accepted)
             let wrong = Self.update("final", content: #"{"score": "two"}"#)
