@@ -278,7 +278,7 @@ public final class Worker: Service, Sendable {
         return profile
     }
 
-    /// Wakes the claim loops whenever the API notifies that it queued pushes or that a token released held ones;
+    /// Wakes an idle claim loop whenever the API notifies that it queued pushes or that a token released held ones;
     /// reconnects when the connection drops.
     private func listen(on listener: PostgresClient) async {
         while !Task.isCancelled, !Task.isShuttingDownGracefully {

@@ -21,15 +21,9 @@ public struct LiveActivityTypeStore: Sendable {
         public var updatedAt: Date
     }
 
-    /// What ``LiveActivityTypeRules/check(_:paths:inputs:now:)`` needs for `pushes`: the type each of their names was
-    /// last started as, then the declared types among those and the ones the pushes name.
-    public func inputs(for pushes: [Push], appID: Int64) async throws(StoreError) -> LiveActivityTypeRules.Inputs {
-        let (names, named) = LiveActivityTypeRules.lookups(in: pushes)
-        return try await self.inputs(names: names, types: named, appID: appID)
-    }
-
-    /// The type each of `names` was last started as, and the declared types among those and `named`: what the console's
-    /// compose form reads to offer a field per property before it has a push.
+    /// What ``LiveActivityTypeRules/check(_:paths:inputs:now:)`` needs: the type each of `names` was last started as,
+    /// and the declared types among those and `named`. ``PushPreparationInputs`` reads it for pushes; the console's
+    /// compose form, to offer a field per property before it has a push.
     public func inputs(names: [String], types named: [String], appID: Int64) async throws(StoreError) -> LiveActivityTypeRules.Inputs {
         guard !names.isEmpty else { return .init() }
         let started = try await StoreError.mapping {
