@@ -64,12 +64,16 @@ import Glibc
             await database.stop()
             for _ in 0..<300 where load.statuses.withLock({ $0[503] ?? 0 }) < 3 { try await Task.sleep(for: .milliseconds(100)) }
             try await database.start()
-            // Until every name has had pushes accepted after the restart (at most 90 s: the suite's other tests
-            // share the machine).
-            let acceptedBefore = load.accepted.withLock { $0.count }
-            for _ in 0..<900 where load.accepted.withLock({ $0.count }) < acceptedBefore + 2 * Self.names {
-                try await Task.sleep(for: .milliseconds(100))
+            // Until every name has had pushes to `all` accepted after the restart (at most 90 s: the suite's other
+            // tests share the machine).
+            let acceptedBefore = load.acceptedToAll.withLock { $0 }
+            func acceptedSinceRestart() -> Bool {
+                load.acceptedToAll.withLock { now in
+                    (0..<Self.names).allSatisfy { now["n\($0)", default: 0] >= acceptedBefore["n\($0)", default: 0] + 2 }
+                }
             }
+            for _ in 0..<900 where !acceptedSinceRestart() { try await Task.sleep(for: .milliseconds(100)) }
+            #expect(acceptedSinceRestart(), "pushes to all accepted by name, before and after the restart: \(acceptedBefore), \(load.acceptedToAll.withLock { $0 })")
             load.stop()
             try await senders.value
             let statuses = load.statuses.withLock { $0 }
@@ -131,6 +135,8 @@ final class PushLoad: Sendable {
     let url: String
     let headers: [(String, String)]
     let accepted = Mutex<[String]>([])
+    /// How many pushes to `all` were accepted, by name.
+    let acceptedToAll = Mutex<[String: Int]>([:])
     let missingRetryAfter = Mutex(0)
     let statuses = Mutex<[Int: Int]>([:])
     /// The activities per-user senders update, by name and channel id.
@@ -159,6 +165,7 @@ final class PushLoad: Sendable {
                         let name = "n\((sequence * senders + sender) % DatabaseRestartTests.names)"
                         let status = try await self.send(name: name, audience: #""all""#, value: sequence)
                         self.statuses.withLock { $0[status, default: 0] += 1 }
+                        if status == 202 { self.acceptedToAll.withLock { $0[name, default: 0] += 1 } }
                     }
                 }
             }
