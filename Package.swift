@@ -181,6 +181,16 @@ let package = Package(
             ],
             path: "bench/APNsClientBench"
         ),
+        // `bench/per-user.sh`'s client: one update per user through the Push API, as fast as answered or paced.
+        .executableTarget(
+            name: "push-load",
+            dependencies: [
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            path: "bench/PushLoad"
+        ),
         // Shared by the test targets: a fresh PostgreSQL database per test, test keys, a simulator with a client.
         .target(
             name: "BlimpTestSupport",

@@ -3,7 +3,7 @@
 # gets one update to its own channel (`{"ios_channel": …}`), every other one with the caller's `timestamp`.
 # `blimp api` → PostgreSQL (fsync on) → `blimp worker` × W → `blimp apns-sim`, release builds. Phases measured apart
 # (two cores cannot run intake and drain at full speed at once), each printed as a table:
-#   1. intake: N updates posted through the API from C connections (bench/per-user-post.py), the workers stopped;
+#   1. intake: N updates posted through the API from C connections (push-load, bench/PushLoad), the workers stopped;
 #      every 202 must be a row;
 #   2. drain: W workers started on the queue, from the first claim until nothing is queued or sending;
 #   3. baseline: pgqueuer (a PostgreSQL job queue, on PyPI; bench/pgqueuer-drain.py) drains N no-op jobs with 2
@@ -14,8 +14,12 @@
 # Then what became of them: pushes by state, tokens sent once, more than once or never.
 #
 #   bench/per-user.sh [N=50000] [C=64] [W=2] [R=1000] [S=60]
+#
+# Uses release builds (swift build -c release --product blimp, and --product push-load; BLIMP and PUSH_LOAD override).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+load=${PUSH_LOAD:-.build/release/push-load}
+[ -x "$load" ] || { echo "build first: swift build -c release --product push-load" >&2; exit 1; }
 users=${1:-50000}
 connections=${2:-64}
 workers=${3:-2}
@@ -53,7 +57,7 @@ echo
 echo "== 1. intake: one update per user through POST /api/push, workers stopped"
 echo "| pushes | seconds | pushes/s | p50 ms | p99 ms | answers |"
 echo "|---|---|---|---|---|---|"
-python3 bench/per-user-post.py "$api_port" "$auth" 1 "$users" "$connections"
+"$load" "$api_port" "$auth" 1 "$users" "$connections"
 echo "rows in pushes: $(count 'SELECT count(*) FROM pushes')"
 
 echo
@@ -83,7 +87,7 @@ since=$(count "SELECT now()")
 sampler=$!
 echo "| pushes | seconds | pushes/s | p50 ms | p99 ms | answers |"
 echo "|---|---|---|---|---|---|"
-python3 bench/per-user-post.py "$api_port" "$auth" $((users + 1)) $((users + steady)) "$connections" "$rate"
+"$load" "$api_port" "$auth" $((users + 1)) $((users + steady)) "$connections" "$rate"
 while [ "$(count "$unfinished")" != 0 ]; do sleep 0.1; done
 kill "$sampler"
 psql -q "$DATABASE_URL" <<SQL
