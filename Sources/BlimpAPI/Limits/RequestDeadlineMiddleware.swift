@@ -10,7 +10,7 @@ struct RequestDeadlineMiddleware<Context: RequestContext>: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
             return try await withoutActuallyEscaping(next) { next in
-                // `next` runs once, in the child task below, while this task waits for it: never concurrently.
+                // `next` runs once, in the task below, which this one awaits before it returns: never concurrently.
                 nonisolated(unsafe) let next = next
                 return try await withCancellingTimeout(self.timeout) { try await next(request, context) }
             }

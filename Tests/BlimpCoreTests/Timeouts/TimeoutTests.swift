@@ -14,6 +14,14 @@ import Testing
         }
     }
 
+    /// A cancelled caller cancels its operation, and gets the operation's own error once it has ended.
+    @Test func aCancelledCallerCancelsItsOperation() async throws {
+        let waiting = Task { try await withCancellingTimeout(.seconds(60)) { try await Task.sleep(for: .seconds(60)) } }
+        try await Task.sleep(for: .milliseconds(50))
+        waiting.cancel()
+        await #expect(throws: CancellationError.self) { try await waiting.value }
+    }
+
     /// An operation that never returns and ignores cancellation (as a query written to a closed connection does in
     /// postgres-nio 1.33.2) frees its caller at the deadline, or at once when the caller is cancelled.
     @Test func anOperationThatNeverReturnsIsAbandoned() async throws {
