@@ -50,11 +50,16 @@ enum AuditColumn: String, RecordColumn {
 
     /// A multi-row insert of `entries`, all recorded at `at`.
     static func insert(_ entries: [AuditEntry], at: Date) -> PostgresQuery {
-        Self.insert(into: "audit_events", entries.map { entry in
+        Self.insert(into: "audit_events", Self.records(entries, at: at))
+    }
+
+    /// The rows of `entries`, all recorded at `at`.
+    static func records(_ entries: [AuditEntry], at: Date) -> [Record<AuditColumn>] {
+        entries.map { entry in
             var record = Record<AuditColumn>()
             for column in Self.allCases { record.set(column, column.value(of: entry, at: at)) }
             return record
-        })
+        }
     }
 
     /// What a listing reads of each row.

@@ -8,12 +8,12 @@ import PostgresNIO
 /// 1. claims each idempotency key, or finds the answer it already has;
 /// 2. gives each Live Activity push its timestamp (``ActivityStamps``: the caller's, or one after the last push of its
 ///    name to the same audience as written);
-/// 3. lists the names pushed for the first time (`activity_names`), and the type of a start whose name was last
-///    started as another: what updates and ends of the name are checked against;
-/// 4. inserts the pushes, each with the APNs body its preparation built (``PushPreparation``), only its timestamp set
-///    (``APNsPayload/stamped(_:)``);
-/// 5. schedules the ends that starts ask for (`end_after`, `end_at`);
-/// 6. records a `push.accepted` audit entry per push (``AuditLog``), so that no push is queued off the record.
+/// 3. in one statement, lists the names pushed for the first time (`activity_names`), inserts the pushes, each with
+///    the APNs body its preparation built (``PushPreparation``), only its timestamp set (``APNsPayload/stamped(_:)``),
+///    and records a `push.accepted` audit entry per push (``AuditLog``), so that no push is queued off the record;
+/// 4. sets the type of a start whose name was last started as another: what updates and ends of the name are
+///    checked against;
+/// 5. schedules the ends that starts ask for (`end_after`, `end_at`).
 public struct PushIntake: Sendable {
     let coalescer: Coalescer<PushSubmission, PushAcceptance>
     let client: PostgresClient
@@ -103,15 +103,14 @@ public struct PushIntake: Sendable {
             }
         }
         if !accepted.isEmpty {
-            try await Self.recordNames(of: accepted, on: connection, logger: logger)
-            try await connection.query(Self.insertPushes(accepted), logger: logger)
-            try await AuditLog.record(fresh.flatMap(\.submission.auditEntries), at: now, on: connection, logger: logger)
+            let names = Self.names(of: accepted)
+            try await connection.query(
+                Self.queue(accepted, names: names, auditEntries: fresh.flatMap(\.submission.auditEntries), at: now), logger: logger)
+            try await Self.retype(names, on: connection, logger: logger)
             for (appID, app) in Dictionary(grouping: fresh.map(\.submission), by: \.appID) {
                 let endings = app.flatMap(\.endings).map { ($0.scheduleID, $0.schedule) }
                 try await ScheduleStore.insert(endings, appID: appID, now: now, on: connection, logger: logger)
             }
-            // Workers LISTEN; PostgreSQL delivers this when the transaction commits.
-            try await connection.query("SELECT pg_notify(\(DispatchStore.channel), '')", logger: logger)
         }
         var answers: [PushAcceptance?] = submissions.map { _ in nil }
         for request in requests {
@@ -176,41 +175,58 @@ public struct PushIntake: Sendable {
 
     // MARK: - Rows
 
-    /// The pushes' rows (``PushColumn``), in one statement.
-    private static func insertPushes(_ pushes: [AcceptedPush]) -> PostgresQuery {
-        PushColumn.insert(into: "pushes", pushes.map { push in
+    /// One statement: lists the names of `pushes` that `activity_names` lacks (``names(of:)``), inserts the pushes'
+    /// rows (``PushColumn``) and their audit entries, and notifies the workers, who LISTEN (PostgreSQL delivers it
+    /// when the transaction commits). Listing a name does not lock one already listed: a name shared by many
+    /// activities is no row that every push waits on.
+    private static func queue(
+        _ pushes: [AcceptedPush], names: [Name], auditEntries: [AuditEntry], at now: Date
+    ) -> PostgresQuery {
+        let rows = pushes.map { push in
             var record = Record<PushColumn>()
             for column in PushColumn.allCases { record.set(column, column.value(of: push)) }
             return record
-        })
+        }
+        return """
+            WITH listed AS (\(insertInto: "activity_names", names.map(\.record), suffix: "ON CONFLICT (app_id, name) DO NOTHING")),
+                 queued AS (\(insertInto: "pushes", rows)),
+                 audited AS (\(insertInto: "audit_events", AuditColumn.records(auditEntries, at: now)))
+            SELECT pg_notify(\(DispatchStore.channel), '')
+            """
     }
 
     // MARK: - Names
 
-    /// Lists the names of `pushes` that `activity_names` lacks, and sets the type of a name started as another than
-    /// its stored one. Neither locks a name already listed with its type: a name shared by many activities is no row
-    /// that every push waits on.
-    private static func recordNames(of pushes: [AcceptedPush], on connection: PostgresConnection, logger: Logger) async throws {
+    /// A name the flush pushes, and its record for `activity_names`, with the type of its last start in the flush.
+    struct Name {
+        var record: Record<NameColumn>
+        var started: Bool
+    }
+
+    /// The names of `pushes`' Live Activities, in one order (no deadlocks between flushes listing them).
+    private static func names(of pushes: [AcceptedPush]) -> [Name] {
         var startedTypes: [NameKey: String?] = [:]
         for push in pushes {
             guard case .liveActivity(let activity) = push.push.content else { continue }
             let key = NameKey(appID: push.appID, name: activity.name)
             startedTypes[key] = activity.event == .start ? activity.attributesType : startedTypes[key, default: nil]
         }
-        guard !startedTypes.isEmpty else { return }
-        let sorted = startedTypes.sorted { ($0.key.appID, $0.key.name) < ($1.key.appID, $1.key.name) }  // one order, no deadlocks
-        let records = sorted.map { key, type in
+        return startedTypes.sorted { ($0.key.appID, $0.key.name) < ($1.key.appID, $1.key.name) }.map { key, type in
             var record = Record<NameColumn>()
             for column in NameColumn.allCases { record.set(column, column.value(of: key, startedType: type)) }
-            return record
+            return Name(record: record, started: type != nil)
         }
-        try await connection.query(NameColumn.insert(into: "activity_names", records, suffix: "ON CONFLICT (app_id, name) DO NOTHING"), logger: logger)
-        let starts = zip(sorted, records).filter { $0.0.value != nil }.map(\.1)
+    }
+
+    /// Sets the type of a name started as another than its stored one, after ``queue(_:names:auditEntries:at:)``
+    /// listed it: what its updates and ends are checked against.
+    private static func retype(_ names: [Name], on connection: PostgresConnection, logger: Logger) async throws {
+        let starts = names.filter(\.started).map(\.record.json)
         guard !starts.isEmpty else { return }
         try await connection.query(
             """
             UPDATE activity_names n SET attributes_type = r.attributes_type
-            FROM jsonb_to_recordset(\(RawJSON.array(starts.map(\.json)).text)::jsonb) AS r (\(unescaped: NameColumn.recordFields))
+            FROM jsonb_to_recordset(\(RawJSON.array(starts).text)::jsonb) AS r (\(unescaped: NameColumn.recordFields))
             WHERE n.app_id = r.app_id AND n.name = r.name AND n.attributes_type IS DISTINCT FROM r.attributes_type
             """,
             logger: logger
