@@ -825,3 +825,14 @@ DROP INDEX CONCURRENTLY IF EXISTS pushes_unfinished_in_order;
 CREATE INDEX CONCURRENTLY pushes_unfinished_in_order
     ON pushes (app_id, activity_name, push_id) WHERE activity_name IS NOT NULL AND state IN ('queued', 'sending');
 DROP INDEX CONCURRENTLY IF EXISTS pushes_unfinished_by_name;
+
+-- version 30, no transaction: pushes by activity
+-- The last stamp of a name's audience as written, and whether a newer update to it waits, are read through one
+-- expression of both: the md5 of the audience's JSON followed by the name (a JSON value ends where it ends, so no two
+-- pairs run together alike). No index of a name's pushes answers that expression but this one: with statistics from
+-- before a shared name's first pushes, PostgreSQL read pushes_by_audience's conditions through
+-- pushes_by_activity_name_and_acceptance instead, every push of the name per read. pushes_by_audience is what the
+-- previous release reads, and goes one release later.
+DROP INDEX CONCURRENTLY IF EXISTS pushes_by_activity;
+CREATE INDEX CONCURRENTLY pushes_by_activity
+    ON pushes (app_id, (md5(audience::text || activity_name)), aps_timestamp) WHERE activity_name IS NOT NULL;

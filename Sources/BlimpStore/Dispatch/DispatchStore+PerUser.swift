@@ -54,11 +54,12 @@ extension DispatchStore {
                        -- Whether a newer update or end of the name to the same audience as written waits (isSuperseded).
                        b.event = 'update' AND (
                            SELECT q.push_id FROM pushes q
-                           WHERE q.app_id = \(appID) AND q.activity_name = b.name
-                             AND md5(q.audience::text) = (SELECT md5(p.audience::text) FROM pushes p WHERE p.app_id = \(appID) AND p.push_id = b.push_id)
+                           WHERE q.app_id = \(appID)
+                             AND md5(q.audience::text || q.activity_name) = (
+                                 SELECT md5(p.audience::text || p.activity_name) FROM pushes p WHERE p.app_id = \(appID) AND p.push_id = b.push_id)
                              AND q.aps_timestamp >= b.timestamp AND (q.aps_timestamp, q.push_id) > (b.timestamp, b.push_id)
                              AND q.state IN ('queued', 'sending') AND q.event IN ('update', 'end')
-                           ORDER BY q.app_id, q.activity_name, md5(q.audience::text), q.aps_timestamp LIMIT 1) IS NOT NULL AS superseded,
+                           ORDER BY q.app_id, md5(q.audience::text || q.activity_name), q.aps_timestamp LIMIT 1) IS NOT NULL AS superseded,
                        CASE WHEN b.event = 'update' THEN (
                            SELECT count(*)::int FROM live_activities e
                            WHERE e.app_id = \(appID) AND e.name = b.name AND e.state = 'ended' AND e.token IS NOT NULL

@@ -222,19 +222,20 @@ public struct DispatchStore: Sendable {
     /// the rest of this update is superseded, because its devices show only the newest state. (Pushes to other
     /// audiences are ordered activity by activity as they are sent, ``reserve(_:for:)``.)
     public func isSuperseded(_ push: ClaimedPush) async throws(StoreError) -> Bool {
-        guard case .liveActivity(.update, let name, _) = push.kind else { return false }
+        guard case .liveActivity(.update, _, _) = push.kind else { return false }
         return try await StoreError.mapping {
-            // A range of pushes_by_audience: the push's own audience's md5, then newer timestamps (ordered by the
-            // index's columns, so that it is read through that index whatever the statistics say, ActivityOrder).
+            // A range of pushes_by_activity: the push's own name and audience (one expression, which no index of a
+            // name's pushes answers but this one), then newer timestamps, ordered by the index's columns (ActivityOrder).
             let rows = try await self.client.query(
                 """
                 SELECT (
                     SELECT q.push_id FROM pushes q
-                    WHERE q.app_id = \(push.appID) AND q.activity_name = \(name)
-                      AND md5(q.audience::text) = (SELECT md5(p.audience::text) FROM pushes p WHERE p.app_id = \(push.appID) AND p.push_id = \(push.pushID))
+                    WHERE q.app_id = \(push.appID)
+                      AND md5(q.audience::text || q.activity_name) = (
+                          SELECT md5(p.audience::text || p.activity_name) FROM pushes p WHERE p.app_id = \(push.appID) AND p.push_id = \(push.pushID))
                       AND q.aps_timestamp >= \(push.timestamp) AND (q.aps_timestamp, q.push_id) > (\(push.timestamp), \(push.pushID))
                       AND q.state IN ('queued', 'sending') AND q.event IN ('update', 'end')
-                    ORDER BY q.app_id, q.activity_name, md5(q.audience::text), q.aps_timestamp LIMIT 1) IS NOT NULL
+                    ORDER BY q.app_id, md5(q.audience::text || q.activity_name), q.aps_timestamp LIMIT 1) IS NOT NULL
                 """,
                 logger: self.logger
             )

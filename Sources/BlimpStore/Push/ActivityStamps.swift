@@ -10,8 +10,8 @@ import PostgresNIO
 ///   written, 1 + its name's floor). Stamps run ahead of the clock only for one audience pushed more than once a
 ///   second, never because other audiences share the name.
 ///
-/// The audience as written is the md5 of the push's stored `audience` JSON (`pushes_by_audience` indexes that
-/// expression): pushes to the same users written in different ways are different audiences. The floor is the name's
+/// The audience as written is the push's stored `audience` JSON (`pushes_by_activity` indexes its md5 with the name):
+/// pushes to the same users written in different ways are different audiences. The floor is the name's
 /// `activity_names.last_timestamp`, where releases that stamped per name left their last stamp (ahead of the clock
 /// for a busy name, and shown by devices); new names have a floor of 0.
 ///
@@ -54,13 +54,16 @@ enum ActivityStamps {
             """,
             logger: logger
         )
-        // A new snapshot: what the flushes that held these locks before committed.
+        // A new snapshot: what the flushes that held these locks before committed. The last stamp is the end of a range
+        // of `pushes_by_activity`, whose expression no index of a name's pushes answers but this one.
         let read = try await connection.query(
             """
             SELECT md5(r.audience::text),
                    CASE WHEN r.stamped THEN (
-                       SELECT max(p.aps_timestamp) FROM pushes p
-                       WHERE p.app_id = r.app_id AND p.activity_name = r.name AND md5(p.audience::text) = md5(r.audience::text)) END,
+                       SELECT p.aps_timestamp FROM pushes p
+                       WHERE p.app_id = r.app_id AND md5(p.audience::text || p.activity_name) = md5(r.audience::text || r.name)
+                         AND p.aps_timestamp IS NOT NULL
+                       ORDER BY p.aps_timestamp DESC LIMIT 1) END,
                    CASE WHEN r.stamped THEN (
                        SELECT n.last_timestamp FROM activity_names n WHERE n.app_id = r.app_id AND n.name = r.name) END
             FROM jsonb_to_recordset(\(json)::jsonb) AS r (\(unescaped: Column.recordFields))
