@@ -88,10 +88,11 @@ import Glibc
     }
 
     /// Sends requests `make` builds (given a number no other request of the hammering has) from ``loops`` loops spread
-    /// over the replicas, at once, for ``window`` (or longer, see there), each loop waiting for its answer and then ``pause``: up to 240
-    /// requests a second, whether one replica answers or three, and 24 requests in flight for answers that are slow
-    /// (a sign-in), without taking the machine's cores from the tests beside it (as loops sending back to back did: a
-    /// dispatch test's one-second leases lapsed). Eight loops on one replica sent too little under a full run's load.
+    /// over the replicas, at once, for ``window`` (or longer, see there), each loop waiting for its answer and then
+    /// ``pause``: up to 240 requests a second, whether one replica answers or three, and 24 requests in flight for
+    /// answers that are slow (a sign-in), without taking the machine's cores from the tests beside it (as loops sending
+    /// back to back did: a dispatch test's one-second leases lapsed). Eight loops on one replica sent too little under
+    /// a full run's load.
     static func hammer(
         _ replicas: [String], admitted: Set<Int>, refused: Int, _ make: @escaping @Sendable (String, Int) -> HTTPClientRequest
     ) async -> Tally {
