@@ -10,6 +10,13 @@ extension PostgresPreparedStatement {
         let query = PostgresQuery(unsafeSQL: Self.sql, binds: try self.makeBindings())
         return try await client.query(query, logger: logger).map { try self.decodeRow($0) }.array()
     }
+
+    /// ``rows(on:prepared:logger:)`` on `connection`, within the caller's transaction.
+    func rows(on connection: PostgresConnection, prepared: Bool, logger: Logger) async throws -> [Row] {
+        if prepared { return try await connection.execute(self, logger: logger).array() }
+        let query = PostgresQuery(unsafeSQL: Self.sql, binds: try self.makeBindings())
+        return try await connection.query(query, logger: logger).map { try self.decodeRow($0) }.array()
+    }
 }
 
 /// A statement whose rows are read by the caller, by name (``NamedRow``), so that an unreadable row is the caller's

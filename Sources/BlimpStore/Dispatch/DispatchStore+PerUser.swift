@@ -58,7 +58,7 @@ extension DispatchStore {
                              AND md5(q.audience::text || q.activity_name) = (
                                  SELECT md5(p.audience::text || p.activity_name) FROM pushes p WHERE p.app_id = \(appID) AND p.push_id = b.push_id)
                              AND q.aps_timestamp >= b.timestamp AND (q.aps_timestamp, q.push_id) > (b.timestamp, b.push_id)
-                             AND q.state IN ('queued', 'sending') AND q.event IN ('update', 'end')
+                             AND \(unescaped: ActivityOrder.unfinished) AND q.event IN ('update', 'end')
                            ORDER BY q.app_id, md5(q.audience::text || q.activity_name), q.aps_timestamp LIMIT 1) IS NOT NULL AS superseded,
                        CASE WHEN b.event = 'update' THEN (
                            SELECT count(*)::int FROM live_activities e
@@ -160,6 +160,10 @@ extension DispatchStore {
     /// Records per-user pushes of one app, sent together, in one transaction: each one's outcomes, the tokens APNs
     /// reported dead, the activities an end reached, and the push finished with its counts. A push whose part the
     /// worker no longer holds (its lease expired and another took it) is left out.
+    ///
+    /// Rows are found by their keys with `= ANY` as well as joined to the batch: that is a range of the primary key
+    /// whatever the statistics say. With statistics from before a burst, a join alone was planned as a scan of the
+    /// app's pushes per row of the batch (half a second a batch).
     public func record(perUser deliveries: [PerUserDelivery], worker: String, now: Date) async throws(StoreError) {
         guard let first = deliveries.first?.push else { return }
         let appID = first.appID
@@ -170,7 +174,8 @@ extension DispatchStore {
                     UPDATE push_parts t SET state = r.state, counts = r.counts::jsonb, lease_expires_at = NULL
                     FROM unnest(\(deliveries.map(\.push.pushID))::uuid[], \(deliveries.map(\.state.rawValue))::text[],
                                 \(deliveries.map(\.push.counts.json.text))::text[]) AS r (push_id, state, counts)
-                    WHERE t.app_id = \(appID) AND t.push_id = r.push_id AND t.part = 0 AND t.claimed_by = \(worker) AND t.state = 'sending'
+                    WHERE t.app_id = \(appID) AND t.push_id = ANY(\(deliveries.map(\.push.pushID))) AND t.part = 0 AND t.push_id = r.push_id
+                      AND t.claimed_by = \(worker) AND t.state = 'sending'
                     RETURNING t.push_id
                     """,
                     logger: self.logger
@@ -192,7 +197,7 @@ extension DispatchStore {
                     UPDATE pushes p SET state = r.state, finished_at = \(now), counts = r.counts::jsonb
                     FROM unnest(\(recorded.map(\.push.pushID))::uuid[], \(recorded.map(\.state.rawValue))::text[],
                                 \(recorded.map(\.push.counts.json.text))::text[]) AS r (push_id, state, counts)
-                    WHERE p.app_id = \(appID) AND p.push_id = r.push_id
+                    WHERE p.app_id = \(appID) AND p.push_id = ANY(\(recorded.map(\.push.pushID))) AND p.push_id = r.push_id
                     """,
                     logger: self.logger)
                 return recorded

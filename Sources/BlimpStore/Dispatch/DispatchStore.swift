@@ -77,7 +77,10 @@ public struct DispatchStore: Sendable {
     }
 
     private func claimPart(worker: String, lease: Duration) async throws(StoreError) -> [ClaimedPush] {
-        try await self.claimed(ClaimPart(worker: worker, leaseSeconds: Self.seconds(lease)))
+        let claim = ClaimPart(worker: worker, leaseSeconds: Self.seconds(lease))
+        return try await self.claimed(try await StoreError.mapping {
+            try await claim.rows(on: self.client, prepared: self.preparedStatements, logger: self.logger)
+        })
     }
 
     /// The oldest part whose retry is due or whose lease expired.
@@ -109,10 +112,23 @@ public struct DispatchStore: Sendable {
 
     /// The app's oldest claimable queued push, and when it is per-user, the app's next claimable per-user pushes after
     /// it (skipping others, which wait for the app's next turn), up to `limit`.
+    ///
+    /// The claim is planned with `enable_sort` off, so that the app's queued pushes are read in acceptance order through
+    /// `pushes_queued_by_acceptance`, each candidate's order probes run only until `limit` pass, and each probe reads
+    /// the index its order names (``ActivityOrder``). The planner cannot tell how many candidates pass the probes, and
+    /// guessing few, it read and probed every queued push of the app and sorted them: a second a claim behind 15,000
+    /// queued per-user pushes, with the rows it locked on the way (`FOR UPDATE` keeps a lock on a row that another
+    /// worker claimed meanwhile, though it skips it) holding up the other workers' records until it committed.
     private func claimQueuedPushes(
         of appID: Int64, worker: String, now: Date, lease: Duration, limit: Int
     ) async throws(StoreError) -> [ClaimedPush] {
-        try await self.claimed(ClaimQueuedPushes(appID: appID, worker: worker, now: now, leaseSeconds: Self.seconds(lease), limit: max(limit, 1)))
+        let claim = ClaimQueuedPushes(appID: appID, worker: worker, now: now, leaseSeconds: Self.seconds(lease), limit: max(limit, 1))
+        return try await self.claimed(try await StoreError.mapping {
+            try await self.client.withTransaction(logger: self.logger) { connection in
+                try await connection.query("SET LOCAL enable_sort = off", logger: self.logger)
+                return try await claim.rows(on: connection, prepared: self.preparedStatements, logger: self.logger)
+            }
+        })
     }
 
     struct ClaimQueuedPushes: RawRowsStatement {
@@ -137,12 +153,14 @@ public struct DispatchStore: Sendable {
                 INSERT INTO push_parts (app_id, push_id, part, after_channel_id, through_channel_id, cursor_channel_id,
                                         state, claimed_by, lease_expires_at, accepted_at)
                 SELECT app_id, push_id, 0, $6, $7, $6, 'sending', $2, now() + make_interval(secs => $4), accepted_at
-                FROM p
-                RETURNING *),
+                FROM p),
             turn AS (
                 INSERT INTO dispatch_turns (app_id, last_claimed_at) SELECT app_id, clock_timestamp() FROM p LIMIT 1
                 ON CONFLICT (app_id) DO UPDATE SET last_claimed_at = EXCLUDED.last_claimed_at)
-            SELECT \(ClaimedPush.Column.selectList) FROM part JOIN p ON p.app_id = part.app_id AND p.push_id = part.push_id
+            -- Each push with its part as inserted (the whole range, nothing counted yet), not a join of the two: both
+            -- look like a row to the planner, which would compare every part with every push.
+            SELECT \(ClaimedPush.Column.selectList)
+            FROM p, LATERAL (SELECT 0::smallint AS part, $7::uuid AS through_channel_id, $6::uuid AS cursor_channel_id, '{}'::jsonb AS counts) part
             ORDER BY p.accepted_at
             """
         var appID: Int64
@@ -169,12 +187,9 @@ public struct DispatchStore: Sendable {
         max(lease.seconds, 1)
     }
 
-    /// The claimed rows of `query`, each read as a part; one that cannot be read fails its push (tried again it would
-    /// fail the same way, and hold its name up) and is left out.
-    private func claimed(_ statement: some RawRowsStatement) async throws(StoreError) -> [ClaimedPush] {
-        let rows = try await StoreError.mapping {
-            try await statement.rows(on: self.client, prepared: self.preparedStatements, logger: self.logger)
-        }
+    /// The claimed rows, each read as a part; one that cannot be read fails its push (tried again it would fail the
+    /// same way, and hold its name up) and is left out.
+    private func claimed(_ rows: [PostgresRow]) async throws(StoreError) -> [ClaimedPush] {
         var claimed: [ClaimedPush] = []
         for row in rows {
             let named = NamedRow<ClaimedPush.Column>(row)
@@ -201,7 +216,8 @@ public struct DispatchStore: Sendable {
         return claimed
     }
 
-    /// Renews the parts' leases while a batch is in flight; `false` when the worker no longer holds one of them.
+    /// Renews the parts' leases while a batch is in flight; `false` when the worker no longer holds one of them. The
+    /// parts are found by their keys with `= ANY` (see ``record(perUser:worker:now:)``).
     public func renewLeases(of parts: [ClaimedPush], worker: String, lease: Duration) async throws(StoreError) -> Bool {
         try await StoreError.mapping {
             try await self.client.query(
@@ -209,7 +225,8 @@ public struct DispatchStore: Sendable {
                 UPDATE push_parts t SET lease_expires_at = now() + make_interval(secs => \(Self.seconds(lease)))
                 FROM unnest(\(parts.map(\.appID))::bigint[], \(parts.map(\.pushID))::uuid[], \(parts.map(\.part))::smallint[])
                      AS r (app_id, push_id, part)
-                WHERE t.app_id = r.app_id AND t.push_id = r.push_id AND t.part = r.part AND t.claimed_by = \(worker)
+                WHERE t.app_id = ANY(\(parts.map(\.appID))) AND t.push_id = ANY(\(parts.map(\.pushID)))
+                  AND t.app_id = r.app_id AND t.push_id = r.push_id AND t.part = r.part AND t.claimed_by = \(worker)
                   AND t.state = 'sending'
                 RETURNING 1
                 """,
@@ -225,7 +242,8 @@ public struct DispatchStore: Sendable {
         guard case .liveActivity(.update, _, _) = push.kind else { return false }
         return try await StoreError.mapping {
             // A range of pushes_by_activity: the push's own name and audience (one expression, which no index of a
-            // name's pushes answers but this one), then newer timestamps, ordered by the index's columns (ActivityOrder).
+            // name's pushes answers but this one), then newer timestamps, ordered by the index's columns, and
+            // unfinished in the form no partial index answers (ActivityOrder.unfinished).
             let rows = try await self.client.query(
                 """
                 SELECT (
@@ -234,7 +252,7 @@ public struct DispatchStore: Sendable {
                       AND md5(q.audience::text || q.activity_name) = (
                           SELECT md5(p.audience::text || p.activity_name) FROM pushes p WHERE p.app_id = \(push.appID) AND p.push_id = \(push.pushID))
                       AND q.aps_timestamp >= \(push.timestamp) AND (q.aps_timestamp, q.push_id) > (\(push.timestamp), \(push.pushID))
-                      AND q.state IN ('queued', 'sending') AND q.event IN ('update', 'end')
+                      AND \(unescaped: ActivityOrder.unfinished) AND q.event IN ('update', 'end')
                     ORDER BY q.app_id, md5(q.audience::text || q.activity_name), q.aps_timestamp LIMIT 1) IS NOT NULL
                 """,
                 logger: self.logger
