@@ -838,10 +838,10 @@ CREATE INDEX CONCURRENTLY pushes_by_activity
     ON pushes (app_id, (md5(audience::text || activity_name)), aps_timestamp) WHERE activity_name IS NOT NULL;
 
 -- version 31: statistics the queue is planned by
--- Workers analyze pushes whenever a burst changed it (QueueStatistics): what the planner needs of it is where rows
--- are in the queue and whose they are, never what the wide values hold. Without statistics of those, an analysis of
--- 50,000 pushes takes under half the time (each sampled row's bodies, and the md5 of its audience, were read). A
--- comparison with md5 of the audience then counts on PostgreSQL's default selectivity, which suits its index.
+-- What the planner needs of pushes is where rows are in the queue and whose they are, never what the wide values
+-- hold. Without statistics of those, an analysis of 50,000 pushes takes under half the time (each sampled row's
+-- bodies, and the md5 of its audience, were read). A comparison with md5 of the audience then counts on PostgreSQL's
+-- default selectivity, which suits its index.
 ALTER TABLE pushes ALTER COLUMN payload SET STATISTICS 0, ALTER COLUMN apns_body SET STATISTICS 0,
     ALTER COLUMN counts SET STATISTICS 0, ALTER COLUMN audience SET STATISTICS 0, ALTER COLUMN trace_parent SET STATISTICS 0;
 ALTER INDEX pushes_by_activity ALTER COLUMN 2 SET STATISTICS 0;

@@ -111,6 +111,4 @@ FROM pushes GROUP BY state ORDER BY state;
 SELECT count(*) FILTER (WHERE sends = 1) AS "tokens sent once", count(*) FILTER (WHERE sends > 1) AS "more than once",
        $users + $steady - count(*) AS never
 FROM (SELECT token, count(*) AS sends FROM delivery_outcomes WHERE status = 200 GROUP BY token) t;
-SELECT relname AS "table", analyze_count AS "analyzed by workers", autoanalyze_count AS "by autovacuum"
-FROM pg_stat_user_tables WHERE relname IN ('pushes', 'push_parts') ORDER BY relname;
 SQL

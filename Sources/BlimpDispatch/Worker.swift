@@ -15,8 +15,7 @@ import Tracing
 /// it splits one), and also every ``WorkerConfiguration/pollInterval`` for expired leases; ``Listening`` says where
 /// they listen.
 ///
-/// Each worker also fires due schedules (``Scheduler``), and keeps the queue's statistics as fresh as the queue
-/// (``QueueStatistics``), so that claims stay planned for the queue there is.
+/// Each worker also fires due schedules (``Scheduler``).
 ///
 /// Held pushes that devices' tokens released (``AwaitingToken``) come first: each is a few tokens, sent at once. They
 /// are looked for only when a release was notified, on each poll, and after a claim found some: a part's claim costs
@@ -47,8 +46,6 @@ public final class Worker: Service, Sendable {
     let liveActivityChannels: LiveActivityChannelStore
     /// Fires due schedules into the queue.
     let scheduler: Scheduler
-    /// Analyzes the queue's tables when a burst changed them.
-    let statistics: QueueStatistics
     let serverKey: ServerKey
     let configuration: WorkerConfiguration
     let name: String
@@ -86,7 +83,6 @@ public final class Worker: Service, Sendable {
         self.broadcast = broadcast
         self.liveActivityChannels = LiveActivityChannelStore(client: database, logger: logger)
         self.scheduler = Scheduler(database: database, logger: logger, now: now)
-        self.statistics = QueueStatistics(client: database, logger: logger)
         self.serverKey = serverKey
         self.configuration = configuration
         self.loops = ClaimLoops(count: configuration.concurrentPushes)
@@ -96,17 +92,9 @@ public final class Worker: Service, Sendable {
     }
 
     public func run() async throws {
-        // A worker starting on a backlog (the workers were down while pushes were accepted) plans its first claims
-        // with statistics from before it.
-        do {
-            try await self.statistics.refresh()
-        } catch {
-            self.logger.warning("refreshing the queue's statistics failed", metadata: ["error": "\(error)"])
-        }
         await withDiscardingTaskGroup { group in
             if let listener = self.listener { group.addTask { await self.listen(on: listener) } }
             group.addTask { await self.scheduler.run() }
-            group.addTask { await self.statistics.run() }
             group.addTask {
                 while !Task.isShuttingDownGracefully, !Task.isCancelled {
                     self.releasesMayWait.store(true, ordering: .relaxed)
