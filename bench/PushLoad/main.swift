@@ -47,11 +47,12 @@ let client = HTTPClient(
 let clock = ContinuousClock()
 let began = clock.now
 
-/// Connection `lane`'s users, in turn; its n-th request is due n × connections / rate after the start when paced.
+/// Connection `lane`'s users, in turn; when paced, its n-th request is due (n × connections + lane) / rate after the
+/// start, so that requests arrive evenly spread rather than one from every connection at once.
 func post(lane: Int) async -> Lane {
     var result = Lane()
     for (n, user) in stride(from: first + lane, through: last, by: connections).enumerated() {
-        if rate > 0 { try? await Task.sleep(until: began + .seconds(Double(n * connections) / rate), clock: clock) }
+        if rate > 0 { try? await Task.sleep(until: began + .seconds(Double(n * connections + lane) / rate), clock: clock) }
         var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/api/push")
         request.method = .POST
         request.headers.add(name: "Authorization", value: authorization)
