@@ -162,8 +162,8 @@ extension DispatchStore {
     /// worker no longer holds (its lease expired and another took it) is left out.
     ///
     /// Rows are found by their keys with `= ANY` as well as joined to the batch: that is a range of the primary key
-    /// whatever the statistics say. With statistics from before a burst, a join alone was planned as a scan of the
-    /// app's pushes per row of the batch (half a second a batch).
+    /// whatever the statistics say. With statistics from before a burst, a join alone could be planned as a scan of
+    /// the table per row of the batch (a lease renewal took 2 to 6 s).
     public func record(perUser deliveries: [PerUserDelivery], worker: String, now: Date) async throws(StoreError) {
         guard let first = deliveries.first?.push else { return }
         let appID = first.appID
