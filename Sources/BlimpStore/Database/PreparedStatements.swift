@@ -6,9 +6,7 @@ extension PostgresPreparedStatement {
     /// once, not per call; else it is sent unnamed each time, as through a transaction pooler, where the next
     /// statement may meet a server connection that never saw the preparation.
     func rows(on client: PostgresClient, prepared: Bool, logger: Logger) async throws -> [Row] {
-        if prepared { return try await client.execute(self, logger: logger).array() }
-        let query = PostgresQuery(unsafeSQL: Self.sql, binds: try self.makeBindings())
-        return try await client.query(query, logger: logger).map { try self.decodeRow($0) }.array()
+        try await client.withConnection { connection in try await self.rows(on: connection, prepared: prepared, logger: logger) }
     }
 
     /// ``rows(on:prepared:logger:)`` on `connection`, within the caller's transaction.
