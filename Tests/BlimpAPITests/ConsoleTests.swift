@@ -118,8 +118,8 @@ import Testing
         }
     }
 
-    /// A sign-in page shown again to the same browser (a push page's poll redirected there once its session ended)
-    /// keeps the browser's token, so the form already on screen still signs in; a token of another shape is replaced.
+    /// A sign-in page shown again to the same browser (another tab, the back button) keeps the browser's token, so the
+    /// form already on screen still signs in; a token of another shape is replaced.
     @Test func aSignInPageShownAgainKeepsTheFormOnScreenValid() async throws {
         try await APIHarness.run { harness, client in
             let form = try await Self.get(client, "/console/login", cookie: nil)
@@ -131,6 +131,24 @@ import Testing
             #expect(page.status == .seeOther && Self.cookie("blimp_session", in: page.headers) != nil)
             let planted = try await Self.get(client, "/console/login", cookie: "blimp_login=short")
             #expect(planted.csrf != "short" && planted.csrf?.utf8.count == RandomToken.length)
+        }
+    }
+
+    /// A push page's poll whose session has ended is told 401, not sent to the sign-in page: the sign-in page, fetched
+    /// in the background, would set the browser a new sign-in token while the page being signed out to shows the first.
+    @Test func aScriptAskingWithoutASessionIsToldToSignInWithoutASignInToken() async throws {
+        try await APIHarness.run { harness, client in
+            let live = "/console/app/\(harness.scores.app.appKey)/pushes/\(UUID())/live"
+            var headers = Self.headers(cookie: nil, form: false)
+            headers[.accept] = "application/json"
+            let answer = try await client.execute(uri: live, method: .get, headers: headers) {
+                Page(status: $0.status, text: String(buffer: $0.body), headers: $0.headers)
+            }
+            #expect(answer.status == .unauthorized)
+            #expect(answer.headers[.contentType] == "application/json")
+            #expect(answer.text.contains("\"ok\":false"))
+            #expect(answer.headers[.location] == nil && Self.cookie("blimp_login", in: answer.headers) == nil)
+            #expect(try await Self.get(client, live, cookie: nil).headers[.location] == "/console/login")
         }
     }
 

@@ -69,8 +69,8 @@ struct LoginController: Sendable {
         if error == nil, let user = try? await self.gate.signedIn(request) {
             return PageRenderer.redirect(to: user.session.isAdmin ? "/console/apps" : "/console")
         }
-        // A sign-in page shown again keeps the token the browser holds: a push page still polling when its session
-        // ended is sent here too, and a new token would no longer match the form already on screen.
+        // A sign-in page shown again keeps the token the browser holds (another tab, or the back button), so that the
+        // form already on screen still matches it.
         let token = request.cookies[Self.loginCookie].map(\.value).flatMap { RandomToken.isWellFormed($0) ? $0 : nil } ?? RandomToken.make()
         let view = View(
             csrf: token, error: error, adminEnabled: self.adminToken != nil, masterSecretEnabled: self.masterSecretSignIn, appKey: appKey,

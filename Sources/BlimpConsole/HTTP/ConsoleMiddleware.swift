@@ -1,9 +1,12 @@
+import BlimpCore
 import HTTPTypes
 import Hummingbird
 import Logging
 
 /// Answers every console request's failure with a page (or, for a missing session, a redirect to sign in), and sets
-/// the headers that keep pages from being framed, sniffed or given outside scripts.
+/// the headers that keep pages from being framed, sniffed or given outside scripts. A page's script asking for JSON
+/// without a session is told 401 rather than sent to the sign-in page: a sign-in page fetched in the background would
+/// set the browser a new sign-in token, and the form on screen would no longer match it.
 struct ConsoleMiddleware<Context: RequestContext>: RouterMiddleware {
     let renderer: PageRenderer
 
@@ -23,19 +26,24 @@ struct ConsoleMiddleware<Context: RequestContext>: RouterMiddleware {
         do {
             response = try await next(request, context)
         } catch let error as ConsoleError {
-            response = self.answer(error)
+            response = self.answer(error, to: request)
         } catch let error as HTTPResponseError where error.status == .notFound {
-            response = self.answer(.notFound)
+            response = self.answer(.notFound, to: request)
         } catch {
             context.logger.error("console request failed", metadata: ["error": "\(error)"])
-            response = self.answer(.unavailable)
+            response = self.answer(.unavailable, to: request)
         }
         for field in Self.securityHeaders { response.headers.append(field) }
         return response
     }
 
-    private func answer(_ error: ConsoleError) -> Response {
-        if case .signIn = error { return PageRenderer.redirect(to: "/console/login") }
+    private func answer(_ error: ConsoleError, to request: Request) -> Response {
+        if case .signIn = error {
+            guard request.headers[.accept]?.contains("application/json") == true else { return PageRenderer.redirect(to: "/console/login") }
+            return Response(
+                status: .unauthorized, headers: [.contentType: "application/json", .cacheControl: "no-store"],
+                body: ResponseBody(byteBuffer: ByteBuffer(string: RawJSON.object([.init("ok", .bool(false)), .init("error", .string(error.message))]).text)))
+        }
         let view = MessagePage.View(heading: error.status.reasonPhrase, message: error.message, signIn: false)
         return self.renderer.page("message", title: error.status.reasonPhrase, nav: nil, view, status: error.status)
     }

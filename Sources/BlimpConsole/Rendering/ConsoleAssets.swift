@@ -100,7 +100,8 @@ enum ConsoleAssets {
         }
         """
 
-    /// Moves a push's report while it fans out, and reads a chosen `.p8` file into the form's text field.
+    /// Moves a push's report while it fans out (until it finishes or the session ends), and reads a chosen `.p8` file
+    /// into the form's text field.
     static let script = """
         "use strict";
         (function () {
@@ -111,6 +112,7 @@ enum ConsoleAssets {
               let push;
               try {
                 const response = await fetch(report.dataset.live, { credentials: "same-origin", headers: { Accept: "application/json" } });
+                if (response.status === 401) { return; }
                 if (!response.ok) { return setTimeout(tick, 3000); }
                 push = (await response.json()).push;
               } catch (error) { return setTimeout(tick, 3000); }
