@@ -34,8 +34,8 @@ public struct Stores: Sendable {
     /// The deployment's retentions (apps may override them): what reports, the console and the janitor go by.
     public let retention: RetentionPolicy
 
-    /// With `preparedStatements` (not through a transaction pooler), the writes every device makes and a worker's claim
-    /// are prepared once per connection; `now` is the clock for lifetimes and acceptance times (tests inject their own).
+    /// With `preparedStatements` (not through a transaction pooler), the writes every device makes, the push intake's
+    /// and a worker's claim are prepared once per connection; `now` is the clock for lifetimes and acceptance times (tests inject their own).
     public init(
         client: PostgresClient, logger: Logger, preparedStatements: Bool = true, retention: RetentionPolicy = RetentionPolicy(),
         now: @escaping @Sendable () -> Date = Date.init
@@ -47,7 +47,7 @@ public struct Stores: Sendable {
         self.secrets = DeploymentSecrets(client: client, logger: logger)
         self.channels = ChannelStore(client: client, logger: logger, preparedStatements: preparedStatements, now: now)
         self.namedUsers = NamedUserStore(channels: self.channels)
-        self.intake = PushIntake(client: client, logger: logger, now: now)
+        self.intake = PushIntake(client: client, logger: logger, preparedStatements: preparedStatements, now: now)
         self.reports = PushReports(client: client, logger: logger, retention: retention.pushes, now: now)
         self.control = PushControl(client: client, logger: logger, now: now)
         self.dispatch = DispatchStore(client: client, logger: logger, preparedStatements: preparedStatements)

@@ -30,6 +30,7 @@ enum ActivityStamps {
         of pushes: [Pending],
         acceptedAt: Int64,
         on connection: PostgresConnection,
+        prepared: Bool,
         logger: Logger
     ) async throws -> [Int64?] {
         var stamps: [Int64?] = pushes.map { _ in nil }
@@ -45,17 +46,10 @@ enum ActivityStamps {
         }
         guard activities.contains(where: { stamps[$0.position] == nil }) else { return stamps }
         let json = RawJSON.array(records.map(\.json)).text
-        try await connection.query(
-            """
-            SELECT count(pg_advisory_xact_lock(k.lock)) FROM (
-                SELECT DISTINCT \(unescaped: Self.lock) AS lock
-                FROM jsonb_to_recordset(\(json)::jsonb) AS r (\(unescaped: Column.recordFields))
-                WHERE r.stamped ORDER BY lock) k
-            """,
-            logger: logger
-        )
+        _ = try await LockAudiences(records: json).rows(on: connection, prepared: prepared, logger: logger)
         // A new snapshot: what the flushes that held these locks before committed. The last stamp is the end of a range
-        // of `pushes_by_activity`, whose expression no index of a name's pushes answers but this one.
+        // of `pushes_by_activity`, whose expression no index of a name's pushes answers but this one. It is planned for
+        // each flush, not prepared: a plan kept from when `pushes` was nearly empty scans it for every push.
         let read = try await connection.query(
             """
             SELECT md5(r.audience::text),
@@ -92,9 +86,23 @@ enum ActivityStamps {
         var md5: String
     }
 
-    /// The advisory lock of a record's app, name and audience as written (`r`); two audiences sharing a lock only
-    /// take turns needlessly.
-    private static let lock = "hashtextextended(r.app_id::text || ':' || md5(r.audience::text) || r.name, 0)"
+    /// Takes the advisory lock of each record's app, name and audience as written, for the records that are stamped
+    /// (`$1`, a JSON array of ``Column`` records), in one order; two audiences sharing a lock only take turns needlessly.
+    struct LockAudiences: RawRowsStatement {
+        static let sql = """
+            SELECT count(pg_advisory_xact_lock(k.lock)) FROM (
+                SELECT DISTINCT hashtextextended(r.app_id::text || ':' || md5(r.audience::text) || r.name, 0) AS lock
+                FROM jsonb_to_recordset($1::jsonb) AS r (\(Column.recordFields))
+                WHERE r.stamped ORDER BY lock) k
+            """
+        var records: String
+
+        func makeBindings() -> PostgresBindings {
+            var bindings = PostgresBindings()
+            bindings.append(self.records)
+            return bindings
+        }
+    }
 
     /// What the statements read of each Live Activity push, by name: its place among the flush's Live Activity
     /// pushes, its app, name and audience, and whether it needs a stamp (no caller timestamp).

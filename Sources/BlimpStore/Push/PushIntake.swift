@@ -20,13 +20,17 @@ public struct PushIntake: Sendable {
     let logger: Logger
     let now: @Sendable () -> Date
 
-    public init(client: PostgresClient, logger: Logger, now: @escaping @Sendable () -> Date = Date.init) {
+    /// With `preparedStatements` (not through a transaction pooler), the statements of every flush are prepared once
+    /// per connection.
+    public init(
+        client: PostgresClient, logger: Logger, preparedStatements: Bool = true, now: @escaping @Sendable () -> Date = Date.init
+    ) {
         self.client = client
         self.logger = logger
         self.now = now
         self.coalescer = Coalescer(maximumFlushes: Self.maximumFlushes) { submissions in
             try await client.withTransaction(logger: logger) { connection in
-                try await Self.accept(submissions, on: connection, logger: logger, now: now())
+                try await Self.accept(submissions, on: connection, prepared: preparedStatements, logger: logger, now: now())
             }
         }
     }
@@ -81,10 +85,12 @@ public struct PushIntake: Sendable {
         var key: String
     }
 
-    /// Accepts `submissions` within the caller's transaction on `connection` (a schedule's firing queues its push so).
+    /// Accepts `submissions` within the caller's transaction on `connection` (a schedule's firing queues its push so),
+    /// with the statements every flush sends `prepared` once per connection (not through a transaction pooler).
     static func accept(
         _ submissions: [PushSubmission],
         on connection: PostgresConnection,
+        prepared: Bool,
         logger: Logger,
         now: Date
     ) async throws -> [PushAcceptance] {
@@ -95,7 +101,7 @@ public struct PushIntake: Sendable {
             request.submission.items.map { ActivityStamps.Pending(appID: request.submission.appID, item: $0) }
         }
         let timestamps = try await ActivityStamps.timestamps(
-            of: pending, acceptedAt: Int64(now.timeIntervalSince1970), on: connection, logger: logger)
+            of: pending, acceptedAt: Int64(now.timeIntervalSince1970), on: connection, prepared: prepared, logger: logger)
         var accepted: [AcceptedPush] = []
         for request in fresh {
             for item in request.submission.items {
@@ -104,8 +110,8 @@ public struct PushIntake: Sendable {
         }
         if !accepted.isEmpty {
             let names = Self.names(of: accepted)
-            try await connection.query(
-                Self.queue(accepted, names: names, auditEntries: fresh.flatMap(\.submission.auditEntries), at: now), logger: logger)
+            let queue = QueuePushes(names: names, pushes: accepted, auditEntries: fresh.flatMap(\.submission.auditEntries), at: now)
+            _ = try await queue.rows(on: connection, prepared: prepared, logger: logger)
             try await Self.retype(names, on: connection, logger: logger)
             for (appID, app) in Dictionary(grouping: fresh.map(\.submission), by: \.appID) {
                 let endings = app.flatMap(\.endings).map { ($0.scheduleID, $0.schedule) }
@@ -175,24 +181,46 @@ public struct PushIntake: Sendable {
 
     // MARK: - Rows
 
-    /// One statement: lists the names of `pushes` that `activity_names` lacks (``names(of:)``), inserts the pushes'
-    /// rows (``PushColumn``) and their audit entries, and notifies the workers, who LISTEN (PostgreSQL delivers it
-    /// when the transaction commits). Listing a name does not lock one already listed: a name shared by many
-    /// activities is no row that every push waits on.
-    private static func queue(
-        _ pushes: [AcceptedPush], names: [Name], auditEntries: [AuditEntry], at now: Date
-    ) -> PostgresQuery {
-        let rows = pushes.map { push in
-            var record = Record<PushColumn>()
-            for column in PushColumn.allCases { record.set(column, column.value(of: push)) }
-            return record
-        }
-        return """
-            WITH listed AS (\(insertInto: "activity_names", names.map(\.record), suffix: "ON CONFLICT (app_id, name) DO NOTHING")),
-                 queued AS (\(insertInto: "pushes", rows)),
-                 audited AS (\(insertInto: "audit_events", AuditColumn.records(auditEntries, at: now)))
-            SELECT pg_notify(\(DispatchStore.channel), '')
+    /// One statement: lists the names of the flush's pushes that `activity_names` lacks (``names(of:)``), inserts the
+    /// pushes' rows (``PushColumn``) and their audit entries, and notifies the workers, who LISTEN (PostgreSQL delivers
+    /// it when the transaction commits). Listing a name does not lock one already listed: a name shared by many
+    /// activities is no row that every push waits on. Its text is the same for every flush and it reads no table
+    /// whose size could change its plan, so, prepared, it is parsed and planned once per connection: for a flush of
+    /// six pushes, parsing and planning it took half as long as running it.
+    struct QueuePushes: RawRowsStatement {
+        static let sql = """
+            WITH listed AS (
+                     \(NameColumn.insertSelect(into: "activity_names"))
+                     FROM jsonb_to_recordset($1::jsonb) AS r (\(NameColumn.recordFields))
+                     ON CONFLICT (app_id, name) DO NOTHING),
+                 queued AS (
+                     \(PushColumn.insertSelect(into: "pushes")) FROM jsonb_to_recordset($2::jsonb) AS r (\(PushColumn.recordFields))),
+                 audited AS (
+                     \(AuditColumn.insertSelect(into: "audit_events")) FROM jsonb_to_recordset($3::jsonb) AS r (\(AuditColumn.recordFields)))
+            SELECT pg_notify('\(DispatchStore.channel)', '')
             """
+        /// The records of each insert, as JSON arrays.
+        var names: String
+        var pushes: String
+        var auditEntries: String
+
+        init(names: [Name], pushes: [AcceptedPush], auditEntries: [AuditEntry], at now: Date) {
+            self.names = RawJSON.array(names.map(\.record.json)).text
+            self.pushes = RawJSON.array(pushes.map { push in
+                var record = Record<PushColumn>()
+                for column in PushColumn.allCases { record.set(column, column.value(of: push)) }
+                return record.json
+            }).text
+            self.auditEntries = RawJSON.array(AuditColumn.records(auditEntries, at: now).map(\.json)).text
+        }
+
+        func makeBindings() -> PostgresBindings {
+            var bindings = PostgresBindings()
+            bindings.append(self.names)
+            bindings.append(self.pushes)
+            bindings.append(self.auditEntries)
+            return bindings
+        }
     }
 
     // MARK: - Names

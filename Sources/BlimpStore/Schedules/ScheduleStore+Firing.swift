@@ -194,10 +194,12 @@ extension ScheduleStore {
         return .success(submission)
     }
 
-    /// Queues the batch's pushes through one intake, within the firing's transaction; returns each firing's push.
+    /// Queues the batch's pushes through one intake, within the firing's transaction; returns each firing's push. A
+    /// batch's statements are sent unnamed (firings are not the Push API's load), which is safe through a transaction
+    /// pooler.
     private func queue(_ sending: [(FiringIndex, PushSubmission)], now: Date, on connection: PostgresConnection) async throws -> [FiringIndex: UUID] {
         guard !sending.isEmpty else { return [:] }
-        let answers = try await PushIntake.accept(sending.map { $0.1 }, on: connection, logger: self.logger, now: now)
+        let answers = try await PushIntake.accept(sending.map { $0.1 }, on: connection, prepared: false, logger: self.logger, now: now)
         var pushIDs: [FiringIndex: UUID] = [:]
         for ((index, _), answer) in zip(sending, answers) {
             switch answer {

@@ -21,19 +21,19 @@ extension RecordColumn {
     /// `INSERT INTO table (every column) SELECT … FROM jsonb_to_recordset(records)`, then `suffix` (an `ON CONFLICT`
     /// or `RETURNING` clause), with the records as one JSON parameter.
     static func insert(into table: String, _ records: [Record<Self>], suffix: String = "") -> PostgresQuery {
-        "\(insertInto: table, records, suffix: suffix)"
+        let records = RawJSON.array(records.map(\.json)).text
+        return """
+            \(unescaped: Self.insertSelect(into: table)) FROM jsonb_to_recordset(\(records)::jsonb) AS r (\(unescaped: Self.recordFields)) \
+            \(unescaped: suffix)
+            """
     }
-}
 
-extension PostgresQuery.StringInterpolation {
-    /// ``RecordColumn/insert(into:_:suffix:)`` as a part of a larger statement (a data-modifying `WITH` step), its
-    /// records one parameter of that statement.
-    mutating func appendInterpolation<Column: RecordColumn>(insertInto table: String, _ records: [Record<Column>], suffix: String = "") {
-        let columns = Column.allCases.map(\.rawValue).joined(separator: ", ")
-        let values = Column.allCases.map(\.valueExpression).joined(separator: ", ")
-        self.appendLiteral("INSERT INTO \(table) (\(columns)) SELECT \(values) FROM jsonb_to_recordset(")
-        self.appendInterpolation(RawJSON.array(records.map(\.json)).text)
-        self.appendLiteral("::jsonb) AS r (\(Column.recordFields)) \(suffix)")
+    /// `INSERT INTO table (every column) SELECT (each column's value)`, for a statement to follow with
+    /// `FROM jsonb_to_recordset(records) AS r (recordFields)` (a prepared statement, which numbers its own parameters).
+    static func insertSelect(into table: String) -> String {
+        let columns = Self.allCases.map(\.rawValue).joined(separator: ", ")
+        let values = Self.allCases.map(\.valueExpression).joined(separator: ", ")
+        return "INSERT INTO \(table) (\(columns)) SELECT \(values)"
     }
 }
 
