@@ -42,17 +42,67 @@ extension DispatchStore {
             default: preconditionFailure("a per-user push goes to one channel or named user")
             }
         }
-        let query = PerUserTargetsQuery(
-            appID: appID, pushIDs: pushes.map(\.pushID), names: names, events: events, channels: channels, users: users,
-            timestamps: pushes.map { $0.timestamp ?? 0 }, immediate: pushes.map { $0.priority == .immediate },
-            hourAgo: now.addingTimeInterval(-3600), updatable: now.addingTimeInterval(-LiveActivityLifetime.updatable), limit: limit + 1)
-        return try await StoreError.mapping {
-            let rows = try await self.client.withTransaction(logger: self.logger) { connection in
-                try await connection.query("SET LOCAL enable_seqscan = off", logger: self.logger)
-                return try await query.rows(on: connection, prepared: self.preparedStatements, logger: self.logger)
-            }
+        let updatable = now.addingTimeInterval(-LiveActivityLifetime.updatable)
+        let hourAgo = now.addingTimeInterval(-3600)
+        // Each lookup is a scalar subquery or a lateral join driven by the batch's rows, so that the plan stays one
+        // probe per push and target whatever the statistics say (a join would let PostgreSQL read every push of the
+        // app, or every push of the name per target, when statistics were taken before the backlog).
+        let query: PostgresQuery = """
+            SELECT \(unescaped: PerUserTargetColumn.selectList)
+            FROM (
+                SELECT b.*,
+                       -- Whether a newer update or end of the name to the same audience as written waits (isSuperseded).
+                       b.event = 'update' AND (
+                           SELECT q.push_id FROM pushes q
+                           WHERE q.app_id = \(appID)
+                             AND md5(q.audience::text || q.activity_name) = (
+                                 SELECT md5(p.audience::text || p.activity_name) FROM pushes p WHERE p.app_id = \(appID) AND p.push_id = b.push_id)
+                             AND q.aps_timestamp >= b.timestamp AND (q.aps_timestamp, q.push_id) > (b.timestamp, b.push_id)
+                             AND \(unescaped: ActivityOrder.unfinished) AND q.event IN ('update', 'end')
+                           ORDER BY q.app_id, md5(q.audience::text || q.activity_name), q.aps_timestamp LIMIT 1) IS NOT NULL AS superseded,
+                       CASE WHEN b.event = 'update' THEN (
+                           SELECT count(*)::int FROM live_activities e
+                           WHERE e.app_id = \(appID) AND e.name = b.name AND e.state = 'ended' AND e.token IS NOT NULL
+                             AND (e.channel_id = NULLIF(b.channel, '')::uuid
+                                  OR e.channel_id IN (SELECT n.channel_id FROM channels n
+                                                      WHERE b.named_user <> '' AND n.app_id = \(appID) AND n.named_user_id = b.named_user)))
+                       ELSE 0 END AS ended
+                FROM unnest(\(pushes.map(\.pushID))::uuid[], \(names)::text[], \(events)::text[], \(channels)::text[], \(users)::text[],
+                            \(pushes.map { $0.timestamp ?? 0 })::bigint[], \(pushes.map { $0.priority == .immediate })::boolean[])
+                     WITH ORDINALITY AS b (push_id, name, event, channel, named_user, timestamp, immediate, n)
+            ) b
+            LEFT JOIN LATERAL (
+                SELECT la.channel_id, la.token, c.frequent_pushes_enabled AS frequent,
+                       CASE WHEN b.immediate THEN (
+                           SELECT count(*)::int FROM delivery_outcomes o
+                           WHERE o.app_id = \(appID) AND o.channel_id = la.channel_id AND o.token = la.token AND o.priority = 10
+                             AND o.status = 200 AND o.sent_at > \(hourAgo))
+                       ELSE 0 END AS recent,
+                       -- The activity was sent a newer timestamp of the name: the update is skipped there. The token's
+                       -- outcomes through their index, each one's push looked up (a scalar subquery, never an EXISTS,
+                       -- which PostgreSQL may hash over every outcome of the app, again for each target).
+                       b.event = 'update' AND (
+                           SELECT o.push_id FROM delivery_outcomes o
+                           WHERE o.app_id = \(appID) AND o.channel_id = la.channel_id AND o.sent_at > \(updatable)
+                             AND o.token = la.token AND o.status = 200
+                             AND (SELECT q.aps_timestamp FROM pushes q
+                                  WHERE q.app_id = o.app_id AND q.push_id = o.push_id AND q.activity_name = b.name) > b.timestamp
+                           ORDER BY o.app_id, o.channel_id, o.sent_at DESC LIMIT 1) IS NOT NULL AS newer
+                FROM (SELECT NULLIF(b.channel, '')::uuid AS channel_id WHERE b.channel <> ''
+                      UNION ALL
+                      SELECT n.channel_id FROM channels n WHERE b.named_user <> '' AND n.app_id = \(appID) AND n.named_user_id = b.named_user
+                     ) AS reached
+                JOIN live_activities la ON la.app_id = \(appID) AND la.channel_id = reached.channel_id AND la.name = b.name
+                JOIN channels c ON c.app_id = la.app_id AND c.channel_id = la.channel_id
+                WHERE la.state = 'active' AND la.started_at > \(updatable)
+                ORDER BY la.channel_id
+                LIMIT \(limit + 1)
+            ) t ON true
+            ORDER BY b.n, t.channel_id
+            """
+        return try await StoreError.mapping { [query] in
             var resolved = [PerUserTargets](repeating: PerUserTargets(), count: pushes.count)
-            for cells in rows {
+            for try await cells in try await self.client.query(query, logger: self.logger) {
                 let row = NamedRow<PerUserTargetColumn>(cells)
                 let index = try row.decode(.index, as: Int.self) - 1
                 resolved[index].superseded = try row.decode(.superseded)
@@ -72,98 +122,6 @@ extension DispatchStore {
                     newerSent: try row.decode(.newerSent)))
             }
             return resolved
-        }
-    }
-
-    /// The targets of a batch of per-user pushes of the app (`$1`): the pushes' ids, names, events, channels, named
-    /// users, timestamps and whether each asks for priority 10 (`$2` to `$8`, in batch order), an hour ago (`$9`), the
-    /// oldest start that is still updatable (`$10`), and how many targets to read per push at most (`$11`).
-    ///
-    /// Each lookup is a scalar subquery or a lateral join driven by the batch's rows, so that the plan stays one probe
-    /// per push and target whatever the statistics say (a join would let PostgreSQL read every push of the app, or every
-    /// push of the name per target, when statistics were taken before the backlog). Planning it took longer than
-    /// running it for a batch of a few pushes (about 9 ms, `pg_stat_statements` at 300 pushes a second), so it is
-    /// prepared, and planned with `enable_seqscan` off: a plan kept from when a table was nearly empty would otherwise
-    /// scan it for every push.
-    struct PerUserTargetsQuery: RawRowsStatement {
-        static let sql = """
-            SELECT \(PerUserTargetColumn.selectList)
-            FROM (
-                SELECT b.*,
-                       -- Whether a newer update or end of the name to the same audience as written waits (isSuperseded).
-                       b.event = 'update' AND (
-                           SELECT q.push_id FROM pushes q
-                           WHERE q.app_id = $1
-                             AND md5(q.audience::text || q.activity_name) = (
-                                 SELECT md5(p.audience::text || p.activity_name) FROM pushes p WHERE p.app_id = $1 AND p.push_id = b.push_id)
-                             AND q.aps_timestamp >= b.timestamp AND (q.aps_timestamp, q.push_id) > (b.timestamp, b.push_id)
-                             AND \(ActivityOrder.unfinished) AND q.event IN ('update', 'end')
-                           ORDER BY q.app_id, md5(q.audience::text || q.activity_name), q.aps_timestamp LIMIT 1) IS NOT NULL AS superseded,
-                       CASE WHEN b.event = 'update' THEN (
-                           SELECT count(*)::int FROM live_activities e
-                           WHERE e.app_id = $1 AND e.name = b.name AND e.state = 'ended' AND e.token IS NOT NULL
-                             AND (e.channel_id = NULLIF(b.channel, '')::uuid
-                                  OR e.channel_id IN (SELECT n.channel_id FROM channels n
-                                                      WHERE b.named_user <> '' AND n.app_id = $1 AND n.named_user_id = b.named_user)))
-                       ELSE 0 END AS ended
-                FROM unnest($2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[], $8::boolean[])
-                     WITH ORDINALITY AS b (push_id, name, event, channel, named_user, timestamp, immediate, n)
-            ) b
-            LEFT JOIN LATERAL (
-                SELECT la.channel_id, la.token, c.frequent_pushes_enabled AS frequent,
-                       CASE WHEN b.immediate THEN (
-                           SELECT count(*)::int FROM delivery_outcomes o
-                           WHERE o.app_id = $1 AND o.channel_id = la.channel_id AND o.token = la.token AND o.priority = 10
-                             AND o.status = 200 AND o.sent_at > $9)
-                       ELSE 0 END AS recent,
-                       -- The activity was sent a newer timestamp of the name: the update is skipped there. The token's
-                       -- outcomes through their index, each one's push looked up (a scalar subquery, never an EXISTS,
-                       -- which PostgreSQL may hash over every outcome of the app, again for each target).
-                       b.event = 'update' AND (
-                           SELECT o.push_id FROM delivery_outcomes o
-                           WHERE o.app_id = $1 AND o.channel_id = la.channel_id AND o.sent_at > $10
-                             AND o.token = la.token AND o.status = 200
-                             AND (SELECT q.aps_timestamp FROM pushes q
-                                  WHERE q.app_id = o.app_id AND q.push_id = o.push_id AND q.activity_name = b.name) > b.timestamp
-                           ORDER BY o.app_id, o.channel_id, o.sent_at DESC LIMIT 1) IS NOT NULL AS newer
-                FROM (SELECT NULLIF(b.channel, '')::uuid AS channel_id WHERE b.channel <> ''
-                      UNION ALL
-                      SELECT n.channel_id FROM channels n WHERE b.named_user <> '' AND n.app_id = $1 AND n.named_user_id = b.named_user
-                     ) AS reached
-                JOIN live_activities la ON la.app_id = $1 AND la.channel_id = reached.channel_id AND la.name = b.name
-                JOIN channels c ON c.app_id = la.app_id AND c.channel_id = la.channel_id
-                WHERE la.state = 'active' AND la.started_at > $10
-                ORDER BY la.channel_id
-                LIMIT $11
-            ) t ON true
-            ORDER BY b.n, t.channel_id
-            """
-        var appID: Int64
-        var pushIDs: [UUID]
-        var names: [String]
-        var events: [String]
-        var channels: [String]
-        var users: [String]
-        var timestamps: [Int64]
-        var immediate: [Bool]
-        var hourAgo: Date
-        var updatable: Date
-        var limit: Int
-
-        func makeBindings() -> PostgresBindings {
-            var bindings = PostgresBindings()
-            bindings.append(self.appID)
-            bindings.append(self.pushIDs)
-            bindings.append(self.names)
-            bindings.append(self.events)
-            bindings.append(self.channels)
-            bindings.append(self.users)
-            bindings.append(self.timestamps)
-            bindings.append(self.immediate)
-            bindings.append(self.hourAgo)
-            bindings.append(self.updatable)
-            bindings.append(self.limit)
-            return bindings
         }
     }
 
