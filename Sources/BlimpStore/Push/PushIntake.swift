@@ -36,8 +36,9 @@ public struct PushIntake: Sendable {
     }
 
     /// Flushes in flight at once. A flush spends most of its time waiting on its statements' round trips and its
-    /// commit, so four keep the cores busier than two: `bench/push-intake.sh 10 64` took 1,365 pushes/s with four
-    /// against 826 with two, and 1,305 with eight (docs/performance.md).
+    /// commit: `bench/push-intake.sh 10 64` took 1,365 pushes/s with four against 826 with two, and 1,305 with eight,
+    /// when every statement was planned for each flush. With the insert prepared, two, four and six take the same
+    /// within the host's noise, two spending the least of PostgreSQL per push (larger flushes; docs/performance.md).
     static let maximumFlushes = 4
 
     /// Queues `submission` (a Live Activity push's timestamp is never a reason to refuse one); a repeated idempotency
