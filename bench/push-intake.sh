@@ -26,7 +26,7 @@ export BENCH_AUTHORIZATION="Basic $(printf '%s:%s' "$(field app_key)" "$(field m
 # CPU time, in clock ticks, of the given processes: the api, and PostgreSQL (the postmaster and its processes).
 cpu_ticks() {
     local total=0 stat
-    for pid in "$@"; do read -r -a stat <"/proc/$pid/stat" 2>/dev/null && total=$((total + stat[13] + stat[14])); done
+    for pid in "$@"; do read -r -a stat 2>/dev/null <"/proc/$pid/stat" && total=$((total + stat[13] + stat[14])); done
     echo "$total"
 }
 postgres_pids() { local postmaster; postmaster=$(head -1 "$work/pg/postmaster.pid"); echo "$postmaster" $(ps --ppid "$postmaster" -o pid=); }
