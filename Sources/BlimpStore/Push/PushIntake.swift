@@ -20,8 +20,8 @@ public struct PushIntake: Sendable {
     let logger: Logger
     let now: @Sendable () -> Date
 
-    /// With `preparedStatements` (not through a transaction pooler), the statements of every flush are prepared once
-    /// per connection.
+    /// With `preparedStatements` (not through a transaction pooler), a flush's insert and advisory locks are prepared
+    /// once per connection.
     public init(
         client: PostgresClient, logger: Logger, preparedStatements: Bool = true, now: @escaping @Sendable () -> Date = Date.init
     ) {
@@ -86,8 +86,9 @@ public struct PushIntake: Sendable {
         var key: String
     }
 
-    /// Accepts `submissions` within the caller's transaction on `connection` (a schedule's firing queues its push so),
-    /// with the statements every flush sends `prepared` once per connection (not through a transaction pooler).
+    /// Accepts `submissions` within the caller's transaction on `connection` (a schedule's firing queues its push so);
+    /// with `prepared` (not through a transaction pooler), the insert and the advisory locks are prepared once per
+    /// connection.
     static func accept(
         _ submissions: [PushSubmission],
         on connection: PostgresConnection,
