@@ -35,7 +35,8 @@ public struct Stores: Sendable {
     public let retention: RetentionPolicy
 
     /// With `preparedStatements` (not through a transaction pooler), the writes every device makes, the push intake's
-    /// and a worker's claim are prepared once per connection; `now` is the clock for lifetimes and acceptance times (tests inject their own).
+    /// insert and locks and a worker's claim are prepared once per connection; `now` is the clock for lifetimes and
+    /// acceptance times (tests inject their own).
     public init(
         client: PostgresClient, logger: Logger, preparedStatements: Bool = true, retention: RetentionPolicy = RetentionPolicy(),
         now: @escaping @Sendable () -> Date = Date.init

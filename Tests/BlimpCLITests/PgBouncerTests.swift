@@ -114,8 +114,8 @@ import Glibc
                 async let lookup = Self.request("\(base)/api/channels/\(channelID.uuidString.lowercased())", appKey: appKey, secret: masterSecret)
                 // Its statement waits for the lock until the role's timeout (5 s) from when it reaches PostgreSQL: with
                 // 2 s, a run beside the whole suite on two cores once saw none waiting (a request late to reach it, or a
-                // look late to see it). (The
-                // worker's poll may wait beside it: looking for released pushes reads channels.)
+                // look late to see it). (The worker's poll may wait beside it: looking for released pushes reads
+                // channels.)
                 var waiting: [String] = []
                 let deadline = ContinuousClock.now + .seconds(10)
                 while waiting.isEmpty, ContinuousClock.now < deadline {

@@ -40,9 +40,7 @@ struct ConsoleMiddleware<Context: RequestContext>: RouterMiddleware {
     private func answer(_ error: ConsoleError, to request: Request) -> Response {
         if case .signIn = error {
             guard request.headers[.accept]?.contains("application/json") == true else { return PageRenderer.redirect(to: "/console/login") }
-            return Response(
-                status: .unauthorized, headers: [.contentType: "application/json", .cacheControl: "no-store"],
-                body: ResponseBody(byteBuffer: ByteBuffer(string: RawJSON.object([.init("ok", .bool(false)), .init("error", .string(error.message))]).text)))
+            return PageRenderer.json(.object([.init("ok", .bool(false)), .init("error", .string(error.message))]), status: .unauthorized)
         }
         let view = MessagePage.View(heading: error.status.reasonPhrase, message: error.message, signIn: false)
         return self.renderer.page("message", title: error.status.reasonPhrase, nav: nil, view, status: error.status)

@@ -90,9 +90,7 @@ struct PushPage: Sendable {
     private func live(_ request: Request, _ context: some RequestContext) async throws -> Response {
         let scope = try await self.gate.scope(request, context)
         let report = try await self.report(scope, context)
-        return Response(
-            status: .ok, headers: [.contentType: "application/json", .cacheControl: "no-store"],
-            body: ResponseBody(byteBuffer: ByteBuffer(string: RawJSON.object([.init("ok", .bool(true)), .init("push", report.json)]).text)))
+        return PageRenderer.json(.object([.init("ok", .bool(true)), .init("push", report.json)]))
     }
 
     private func cancel(_ request: Request, _ context: some RequestContext) async throws -> Response {

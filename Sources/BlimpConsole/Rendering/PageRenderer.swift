@@ -1,3 +1,4 @@
+import BlimpCore
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -58,6 +59,14 @@ struct PageRenderer: Sendable {
             status: status,
             headers: [.contentType: "text/html; charset=utf-8", .cacheControl: "no-store"],
             body: ResponseBody(byteBuffer: ByteBuffer(string: html)))
+    }
+
+    /// JSON for a page's script, never cached.
+    static func json(_ json: RawJSON, status: HTTPResponse.Status = .ok) -> Response {
+        Response(
+            status: status,
+            headers: [.contentType: "application/json", .cacheControl: "no-store"],
+            body: ResponseBody(byteBuffer: ByteBuffer(string: json.text)))
     }
 
     /// A redirect after a form (303: the browser follows with GET).

@@ -150,8 +150,8 @@ public final class SharedRateLimiter: Sendable {
     /// bucket ran dry, the rest are refused until it will have a token, counted from when the take was `sent`: the
     /// bucket was read after that, and counted from the answer, a slow one would leave the replica refusing while the
     /// bucket refills, and the deployment short of its limit. When it did not run dry, they wait for the next take
-    /// (`takesAgain`). Without a grant (PostgreSQL failed), every waiter is answered by
-    /// the local limiter. Returns the answers, and whether the replica was limiting alone until now.
+    /// (`takesAgain`). Without a grant (PostgreSQL failed), every waiter is answered by the local limiter. Returns the
+    /// answers, and whether the replica was limiting alone until now.
     private func settle(
         _ key: String, wanted: Int, grant: RateBuckets.Grant?, sent: ContinuousClock.Instant, in state: inout State
     ) -> (answers: [(Waiter, Duration?)], takesAgain: Bool, wasAlone: Bool) {
