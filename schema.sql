@@ -846,3 +846,24 @@ ALTER TABLE pushes ALTER COLUMN payload SET STATISTICS 0, ALTER COLUMN apns_body
     ALTER COLUMN counts SET STATISTICS 0, ALTER COLUMN audience SET STATISTICS 0, ALTER COLUMN trace_parent SET STATISTICS 0;
 ALTER INDEX pushes_by_activity ALTER COLUMN 2 SET STATISTICS 0;
 ALTER INDEX pushes_by_audience ALTER COLUMN 3 SET STATISTICS 0;
+
+-- version 32: the event log
+-- What happened, for readers of POST /api/events: each event is inserted by the transaction that makes the change it
+-- reports, so there is never one without the other. `xid` is that transaction (pg_current_xact_id(), which never
+-- wraps); a stream reads an app's events in (xid, id) order and only below the oldest transaction still running
+-- (pg_snapshot_xmin), so that no event can commit behind a reader's offset. What a reader can find elsewhere is not
+-- copied: a PUSH_BODY's push object is read from `pushes`, a SEND's alerting from its push; `body` holds the rest
+-- (a rejected send's status and APNs's reason). No foreign key to apps, as for pushes: events come by the thousand
+-- per second.
+CREATE TABLE events (
+    app_id       bigint NOT NULL,
+    xid          xid8 NOT NULL DEFAULT pg_current_xact_id(),
+    id           bigint GENERATED ALWAYS AS IDENTITY,
+    type         text NOT NULL,
+    occurred_at  timestamptz NOT NULL,
+    processed_at timestamptz NOT NULL DEFAULT now(),
+    channel_id   uuid,
+    push_id      uuid,
+    body         jsonb,
+    PRIMARY KEY (app_id, xid, id)
+);

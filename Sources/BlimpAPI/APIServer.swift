@@ -88,6 +88,7 @@ public enum APIServer {
             apns: configuration.broadcastChannels, now: configuration.now
         ).addRoutes(to: api)
         AuditController(auth: auth, audit: stores.audit, publicURL: publicURL).addRoutes(to: api)
+        EventStreamController(auth: auth, log: stores.events, slots: StreamSlots()).addRoutes(to: api)
         return router
     }
 }

@@ -28,6 +28,8 @@ public struct Stores: Sendable {
     /// What every path accepting pushes reads to prepare them, one read gathering concurrent requests.
     public let preparationInputs: PushPreparationInputs
     public let audit: AuditLog
+    /// The apps' event streams.
+    public let events: EventLog
     /// The deployment's rate-limit buckets, which every ``SharedRateLimiter`` of the process takes from together.
     public let rateBuckets: RateBuckets
 
@@ -60,6 +62,7 @@ public struct Stores: Sendable {
         self.liveActivityTypes = LiveActivityTypeStore(client: client, logger: logger)
         self.preparationInputs = PushPreparationInputs(channels: self.liveActivityChannels, types: self.liveActivityTypes)
         self.audit = AuditLog(client: client, logger: logger, now: now)
+        self.events = EventLog(client: client, logger: logger)
         self.rateBuckets = RateBuckets(client: client, logger: logger)
     }
 }

@@ -16,8 +16,10 @@ struct ProcessDeployment {
     let environment: [String: String]
     let scores: [String: String]
     let simulator: BlimpProcess
-    let api: BlimpProcess
+    private(set) var api: BlimpProcess
     let worker: BlimpProcess
+    /// How the api was started: ``restartAPI(after:)`` starts it again so.
+    private let apiCommand: [String]
     /// The API's base URL.
     let base: String
     /// The simulator's admin URL.
@@ -40,7 +42,8 @@ struct ProcessDeployment {
         // The API too reaches APNs, for channel management only.
         environment["BLIMP_APNS_URL"] = "https://127.0.0.1:\(simPort)"
         environment["BLIMP_APNS_CA_FILE"] = folder.appendingPathComponent("sim/ca.pem").path
-        self.api = try BlimpProcess(["api", "--port", "\(apiPort)"] + apiArguments, environment: environment)
+        self.apiCommand = ["api", "--port", "\(apiPort)"] + apiArguments
+        self.api = try BlimpProcess(self.apiCommand, environment: environment)
         self.base = "http://127.0.0.1:\(apiPort)"
         try await waitUntilServing("\(self.base)/health")
         self.worker = try BlimpProcess(["worker"] + workerArguments, environment: environment)
@@ -69,6 +72,16 @@ struct ProcessDeployment {
         for (name, value) in headers { request.headers.add(name: name, value: value) }
         let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
         return (Int(response.status.code), String(buffer: try await response.body.collect(upTo: 1 << 20)))
+    }
+
+    /// Sends the api `signal` (`SIGTERM`, or `SIGKILL` to kill it where it stands), waits for it to exit, and starts it
+    /// again on its port; returns how the first one exited.
+    mutating func restartAPI(after signal: Int32) async throws -> BlimpProcess.Result {
+        self.api.signal(signal)
+        let exited = await self.api.wait()
+        self.api = try BlimpProcess(self.apiCommand, environment: self.environment)
+        try await waitUntilServing("\(self.base)/health")
+        return exited
     }
 
     /// Stops the processes (the worker first, so it hands its parts back while the API serves) and expects the API

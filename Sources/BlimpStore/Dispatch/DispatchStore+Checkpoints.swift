@@ -100,7 +100,9 @@ extension DispatchStore {
         }
     }
 
-    /// Inserts what APNs answered for each target of the app's pushes, and the console's sends per minute.
+    /// Inserts what APNs answered for each target of the app's pushes, with an event of each for the app's stream
+    /// (`SEND` when APNs accepted it, else `SEND_REJECTED` with the status and APNs's reason), and the console's sends
+    /// per minute.
     static func insert(
         _ outcomes: [(pushID: UUID, outcome: Outcome)], appID: Int64, now: Date, on connection: PostgresConnection, logger: Logger
     ) async throws {
@@ -110,14 +112,20 @@ extension DispatchStore {
         // Columns as arrays: cheaper to send and read than JSON rows, thousands at a time.
         try await connection.query(
             """
-            INSERT INTO delivery_outcomes (app_id, push_id, token, channel_id, status, reason, apns_id, apns_unique_id, priority, sent_at)
-            SELECT \(appID), push_id, token, channel_id, status, NULLIF(reason, ''),
-                   NULLIF(apns_id, '')::uuid, NULLIF(apns_unique_id, '')::uuid, priority, \(now)
-            FROM unnest(\(pushIDs)::uuid[], \(outcomes.map(\.target.token.hex))::text[], \(outcomes.map(\.target.channelID))::uuid[],
-                        \(outcomes.map { Int16($0.status) })::smallint[], \(outcomes.map { $0.reason?.rawValue ?? "" })::text[],
-                        \(outcomes.map { $0.apnsID ?? "" })::text[], \(outcomes.map(\.storedUniqueID))::text[],
-                        \(outcomes.map { Int16($0.priority.rawValue) })::smallint[])
-                 AS r (push_id, token, channel_id, status, reason, apns_id, apns_unique_id, priority)
+            WITH recorded AS (
+                INSERT INTO delivery_outcomes (app_id, push_id, token, channel_id, status, reason, apns_id, apns_unique_id, priority, sent_at)
+                SELECT \(appID), push_id, token, channel_id, status, NULLIF(reason, ''),
+                       NULLIF(apns_id, '')::uuid, NULLIF(apns_unique_id, '')::uuid, priority, \(now)
+                FROM unnest(\(pushIDs)::uuid[], \(outcomes.map(\.target.token.hex))::text[], \(outcomes.map(\.target.channelID))::uuid[],
+                            \(outcomes.map { Int16($0.status) })::smallint[], \(outcomes.map { $0.reason?.rawValue ?? "" })::text[],
+                            \(outcomes.map { $0.apnsID ?? "" })::text[], \(outcomes.map(\.storedUniqueID))::text[],
+                            \(outcomes.map { Int16($0.priority.rawValue) })::smallint[])
+                     AS r (push_id, token, channel_id, status, reason, apns_id, apns_unique_id, priority)
+                RETURNING push_id, channel_id, status, reason, sent_at)
+            INSERT INTO events (app_id, type, occurred_at, channel_id, push_id, body)
+            SELECT \(appID), CASE WHEN status = 200 THEN 'SEND' ELSE 'SEND_REJECTED' END, sent_at, channel_id, push_id,
+                   CASE WHEN status <> 200 THEN jsonb_strip_nulls(jsonb_build_object('status', status, 'reason', reason)) END
+            FROM recorded
             """,
             logger: logger)
         // The console's sends per minute: a row per status, never updated, so workers never wait on each other.

@@ -10,7 +10,8 @@ import PostgresNIO
 ///    name to the same audience as written);
 /// 3. in one statement, lists the names pushed for the first time (`activity_names`), inserts the pushes, each with
 ///    the APNs body its preparation built (``PushPreparation``), only its timestamp set (``APNsPayload/stamped(_:)``),
-///    and records a `push.accepted` audit entry per push (``AuditLog``), so that no push is queued off the record;
+///    with its `PUSH_BODY` event (``EventLog``), and records a `push.accepted` audit entry per push (``AuditLog``), so
+///    that no push is queued off the record;
 /// 4. sets the type of a start whose name was last started as another: what updates and ends of the name are
 ///    checked against;
 /// 5. schedules the ends that starts ask for (`end_after`, `end_at`).
@@ -184,8 +185,9 @@ public struct PushIntake: Sendable {
     // MARK: - Rows
 
     /// One statement: lists the names of the flush's pushes that `activity_names` lacks (``names(of:)``), inserts the
-    /// pushes' rows (``PushColumn``) and their audit entries, and notifies the workers, who LISTEN (PostgreSQL delivers
-    /// it when the transaction commits). Listing a name does not lock one already listed: a name shared by many
+    /// pushes' rows (``PushColumn``), a `PUSH_BODY` event of each for the app's stream (which reads the push object
+    /// from its row) and their audit entries, and notifies the workers, who LISTEN (PostgreSQL delivers it when the
+    /// transaction commits). Listing a name does not lock one already listed: a name shared by many
     /// activities is no row that every push waits on. Its text is the same for every flush and it reads no table
     /// whose size could change its plan, so, prepared, it is parsed and planned once per connection: for a flush of
     /// six pushes, parsing and planning it took half as long as running it.
@@ -196,7 +198,11 @@ public struct PushIntake: Sendable {
                      FROM jsonb_to_recordset($1::jsonb) AS r (\(NameColumn.recordFields))
                      ON CONFLICT (app_id, name) DO NOTHING),
                  queued AS (
-                     \(PushColumn.insertSelect(into: "pushes")) FROM jsonb_to_recordset($2::jsonb) AS r (\(PushColumn.recordFields))),
+                     \(PushColumn.insertSelect(into: "pushes")) FROM jsonb_to_recordset($2::jsonb) AS r (\(PushColumn.recordFields))
+                     RETURNING app_id, push_id, accepted_at),
+                 logged AS (
+                     INSERT INTO events (app_id, type, occurred_at, push_id)
+                     SELECT app_id, '\(EventType.pushBody.rawValue)', accepted_at, push_id FROM queued),
                  audited AS (
                      \(AuditColumn.insertSelect(into: "audit_events")) FROM jsonb_to_recordset($3::jsonb) AS r (\(AuditColumn.recordFields)))
             SELECT pg_notify('\(DispatchStore.channel)', '')

@@ -1,0 +1,10 @@
+/// What an event of the app's event stream (`POST /api/events`) reports. Airship's Real-Time Data Streaming names
+/// where the meaning is the same (https://docs.airship.com/developer/rest-api/connect/schemas/events/).
+public enum EventType: String, Sendable, CaseIterable {
+    /// A push as accepted: its id and the request's push object, base64-encoded.
+    case pushBody = "PUSH_BODY"
+    /// APNs accepted a push for one device.
+    case send = "SEND"
+    /// APNs refused a push for one device, or did not answer: its HTTP status (0 for no answer) and APNs's reason.
+    case sendRejected = "SEND_REJECTED"
+}

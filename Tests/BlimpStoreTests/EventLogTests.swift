@@ -1,0 +1,104 @@
+import BlimpCore
+import BlimpTestSupport
+import Foundation
+import PostgresNIO
+import Testing
+
+@testable import BlimpStore
+
+/// The event log: events written with the facts they report (the intake's `PUSH_BODY`, the outcomes' `SEND` and
+/// `SEND_REJECTED`), read in offset order, never past a transaction that can still commit an earlier offset.
+@Suite(.enabled(if: TestDatabase.isEnabled)) struct EventLogTests {
+    static let logger = TestDatabase.logger
+
+    func types(_ events: [StreamedEvent]) -> [String] { events.map(\.type.rawValue) }
+
+    /// The app's events once `count` are readable: transactions of other databases on the server (other suites) hold
+    /// the horizon back a moment.
+    func events(_ log: EventLog, _ appID: Int64, count: Int) async throws -> [StreamedEvent] {
+        var events = try await log.events(appID: appID, after: .start, limit: 10)
+        let deadline = ContinuousClock.now + .seconds(30)
+        while events.count < count, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(50))
+            events = try await log.events(appID: appID, after: .start, limit: 10)
+        }
+        return events
+    }
+
+    @Test func aPushesBodyAndItsSendsAreReadInOrderWithTheirBodies() async throws {
+        try await TestDatabase.withFreshDatabase { _, client in
+            let key = ServerKey.generate().key
+            let (app, _) = try await TestApps.create(named: "Scores", in: client, serverKey: key)
+            let (other, _) = try await TestApps.create(named: "Other", in: client, serverKey: key)
+            let log = EventLog(client: client, logger: Self.logger)
+            let intake = PushIntake(client: client, logger: Self.logger)
+            let push = try PushIntakeTests.push(#"{"event": "update", "name": "match", "content_state": {"home": 1}}"#)
+            let submission = try PushSubmission(appID: app.id, pushes: [push], idempotencyKey: nil)
+            _ = try await intake.accept(submission)
+            let pushID = submission.pushIDs[0]
+            let (accepted, refused) = (UUID(), UUID())
+            let target = { (channel: UUID) in
+                DispatchTarget(
+                    channelID: channel, token: DeviceToken(String(repeating: "ab", count: 32))!, frequentPushes: false, recentPriority10: 0,
+                    alreadyActive: false, awaitingToken: false, recentStarts: 0, newerSent: false)
+            }
+            try await client.withConnection { connection in
+                try await DispatchStore.insert([
+                    (pushID, .init(target: target(accepted), status: 200, reason: nil, apnsID: nil, priority: .conservingPower)),
+                    (pushID, .init(target: target(refused), status: 410, reason: .unregistered, apnsID: nil, priority: .conservingPower)),
+                ], appID: app.id, now: Date(), on: connection, logger: Self.logger)
+            }
+
+            let events = try await self.events(log, app.id, count: 3)
+            #expect(self.types(events) == ["PUSH_BODY", "SEND", "SEND_REJECTED"])
+            #expect(events.map(\.pushID) == [pushID, pushID, pushID])
+            #expect(events.map(\.channelID) == [nil, accepted, refused])
+            #expect(events.map(\.offset) == events.map(\.offset).sorted() && Set(events.map(\.offset)).count == 3)
+            let body = try #require(events.first?.body)
+            #expect(body["resource"] == .string("PUSH") && body["trimmed"] == .bool(false))
+            guard case .string(let payload)? = body["payload"], let decoded = Data(base64Encoded: payload) else {
+                Issue.record("no payload: \(body.text)")
+                return
+            }
+            let request = try RawJSONParser.parse(Array(decoded))
+            #expect(request["notification"]?["ios"]?["live_activity"]?["name"] == .string("match"), "\(request.text)")
+            #expect(events[1].body.text == #"{"push_id":"\#(pushID.lowercaseString)","alerting":false}"#)
+            #expect(events[2].body.text == #"{"push_id":"\#(pushID.lowercaseString)","reason":"Unregistered","status":410}"#)
+            // Ids are stable: a second read gives the same.
+            #expect(try await log.events(appID: app.id, after: .start, limit: 10).map(\.id) == events.map(\.id))
+            // After an offset, the rest; another app's stream has none of them.
+            #expect(self.types(try await log.events(appID: app.id, after: events[0].offset, limit: 10)) == ["SEND", "SEND_REJECTED"])
+            #expect(try await log.events(appID: app.id, after: events[0].offset, limit: 1).map(\.offset) == [events[1].offset])
+            #expect(try await log.events(appID: other.id, after: .start, limit: 10).isEmpty)
+            // The latest offset is past every committed event.
+            #expect(try await log.events(appID: app.id, after: try await log.offset(for: .latest), limit: 10).isEmpty)
+        }
+    }
+
+    /// A transaction that began writing first commits its event last: the event committed meanwhile is not read until
+    /// it does, and then both are read, the first transaction's first. Read by id, the reader would have passed it.
+    @Test func anEventWaitsForEveryTransactionThatCouldCommitBeforeIt() async throws {
+        try await TestDatabase.withFreshDatabase { _, client in
+            let (app, _) = try await TestApps.create(named: "Scores", in: client, serverKey: ServerKey.generate().key)
+            let log = EventLog(client: client, logger: Self.logger)
+            let insert: (String) -> PostgresQuery = { type in
+                "INSERT INTO events (app_id, type, occurred_at) VALUES (\(app.id), \(type), now())"
+            }
+            // A stream opened meanwhile at the latest offset gets both: neither had committed when it opened.
+            let latest = try await client.withTransaction(logger: Self.logger) { first in
+                _ = try await first.query("SELECT pg_current_xact_id()", logger: Self.logger)
+                try await client.query(insert("SEND"), logger: Self.logger)
+                #expect(try await log.events(appID: app.id, after: .start, limit: 10).isEmpty)
+                let latest = try await log.offset(for: .latest)
+                try await first.query(insert("PUSH_BODY"), logger: Self.logger)
+                #expect(try await log.events(appID: app.id, after: .start, limit: 10).isEmpty)
+                return latest
+            }
+            let events = try await self.events(log, app.id, count: 2)
+            #expect(self.types(events) == ["PUSH_BODY", "SEND"])
+            #expect(try await log.events(appID: app.id, after: latest, limit: 10).map(\.offset) == events.map(\.offset))
+            let ids = try await client.query("SELECT id FROM events ORDER BY id", logger: Self.logger).decode(Int64.self).array()
+            #expect(events.map(\.offset.id) == ids.reversed())
+        }
+    }
+}
