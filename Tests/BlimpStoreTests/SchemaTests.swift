@@ -23,7 +23,7 @@ import Testing
                 """,
                 logger: TestDatabase.logger
             ).decode(Int.self).array()
-            #expect(tables == [33])
+            #expect(tables == [34])
         }
     }
 

@@ -10,9 +10,8 @@ import ServiceLifecycle
 /// (`uaconnect`) reads Blimp given its base URL. Master secret or an API token.
 ///
 /// The body says where to start and which events to send (``EventStreamRequest``). The stream reads the log after
-/// its offset in batches, and waits ``pollInterval`` when it has caught up. A blank line, Airship's keepalive, goes
-/// out each time the stream catches up after sending events, and after ``keepaliveInterval`` without a line. The
-/// request deadline does not cut a stream: it ends when the client goes, when the api process shuts down, or on a
+/// its offset in batches, and waits ``pollInterval`` when it has caught up. A blank line, Airship's keepalive, also
+/// tells the reader it has caught up (``send(_:appID:after:opening:to:logger:)``). The request deadline does not cut a stream: it ends when the client goes, when the api process shuts down, or on a
 /// database error (the client resumes from its offset). An app has at most ``StreamSlots/perApp`` streams open on
 /// each api process.
 struct EventStreamController: Sendable {
@@ -43,6 +42,7 @@ struct EventStreamController: Sendable {
             throw AirshipError.invalid(field)
         }
         let start = try await self.log.offset(for: stream.start)
+        let opening = try await self.log.horizon().next
         guard let slot = self.slots.take(appID: caller.app.id) else {
             throw AirshipError.tooManyRequests(
                 "the app has \(StreamSlots.perApp) event streams open on this server", retryAfter: Self.keepaliveInterval)
@@ -51,7 +51,7 @@ struct EventStreamController: Sendable {
         let logger = context.logger
         return Response(status: .ok, headers: [.contentType: Self.contentType], body: ResponseBody { writer in
             defer { self.slots.release(slot) }
-            try await self.send(stream, appID: appID, after: start, to: &writer, logger: logger)
+            try await self.send(stream, appID: appID, after: start, opening: opening, to: &writer, logger: logger)
         })
     }
 
@@ -68,18 +68,23 @@ struct EventStreamController: Sendable {
     }
 
     /// Writes the app's events after `offset` that `stream` sends, until the client goes or the process shuts down.
+    /// A blank line goes out when the stream first has every event committed before it opened (every transaction
+    /// running before `opening` has ended and the log is read to its end), then each time it catches up after sending
+    /// events, and after ``keepaliveInterval`` without a line.
     private func send(
-        _ stream: EventStreamRequest, appID: Int64, after offset: EventOffset, to writer: inout any ResponseBodyWriter, logger: Logger
+        _ stream: EventStreamRequest, appID: Int64, after offset: EventOffset, opening: UInt64, to writer: inout any ResponseBodyWriter,
+        logger: Logger
     ) async throws {
         var offset = offset
-        var lastWrite = ContinuousClock.now
-        // A blank line goes out each time the stream catches up with the log after sending events (and when it first
-        // does): a reader knows it has everything committed so far.
+        var opening: UInt64? = opening
         var owesKeepalive = true
+        var lastWrite = ContinuousClock.now
         logger.debug("event stream opened", metadata: ["offset": "\(offset.text)"])
         while !Task.isCancelled, !Task.isShuttingDownGracefully {
             let events: [StreamedEvent]
+            var settled = true
             do {
+                if let opening { settled = try await self.log.horizon().oldestRunning >= opening }
                 events = try await self.log.events(appID: appID, after: offset, limit: Self.batch)
             } catch {
                 logger.warning("event stream ended: the log could not be read", metadata: ["error": "\(error)"])
@@ -99,7 +104,8 @@ struct EventStreamController: Sendable {
                 }
             }
             let caughtUp = events.count < Self.batch
-            if caughtUp, owesKeepalive || lastWrite.duration(to: .now) >= Self.keepaliveInterval {
+            if caughtUp, settled { opening = nil }
+            if caughtUp, (owesKeepalive && opening == nil) || lastWrite.duration(to: .now) >= Self.keepaliveInterval {
                 bytes.append(UInt8(ascii: "\n"))
                 owesKeepalive = false
             }

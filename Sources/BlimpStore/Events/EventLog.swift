@@ -20,48 +20,88 @@ public struct EventLog: Sendable {
     /// event it or a later one commits is new to the stream.
     public func offset(for start: EventStreamRequest.Start) async throws(StoreError) -> EventOffset {
         switch start {
-        case .earliest: return .start
-        case .after(let offset): return offset
-        case .latest:
-            let horizon = try await StoreError.mapping {
-                try await self.client.query("SELECT pg_snapshot_xmin(pg_current_snapshot())::text", logger: self.logger)
-                    .decode(String.self).array().first
-            }
-            return EventOffset(transaction: horizon.flatMap { UInt64($0) } ?? 0, id: 0)
+        case .earliest: .start
+        case .after(let offset): offset
+        case .latest: EventOffset(transaction: try await self.horizon().oldestRunning, id: 0)
         }
+    }
+
+    /// Where the server's transactions stand (https://www.postgresql.org/docs/current/functions-info.html): every
+    /// transaction below `oldestRunning` has ended, so a read of the log sees every event below it; no transaction at
+    /// or above `next` had started.
+    public struct Horizon: Sendable {
+        public var oldestRunning: UInt64
+        public var next: UInt64
+    }
+
+    public func horizon() async throws(StoreError) -> Horizon {
+        let row = try await StoreError.mapping {
+            try await self.client.query(
+                "SELECT pg_snapshot_xmin(pg_current_snapshot())::text, pg_snapshot_xmax(pg_current_snapshot())::text", logger: self.logger
+            ).decode((String, String).self).array().first
+        }
+        guard let row, let oldestRunning = UInt64(row.0), let next = UInt64(row.1) else {
+            throw .database(reason: "the server's snapshot cannot be read")
+        }
+        return Horizon(oldestRunning: oldestRunning, next: next)
     }
 
     /// Up to `limit` of the app's events after `offset`, in order, each with its body as the stream sends it.
     public func events(appID: Int64, after offset: EventOffset, limit: Int) async throws(StoreError) -> [StreamedEvent] {
-        try await StoreError.mapping {
-            let rows = try await self.client.query(
-                """
-                SELECT e.xid::text, e.id, md5(e.xid::text || ':' || e.id)::uuid, e.type, e.occurred_at, e.processed_at,
-                       e.channel_id, c.named_user_id, e.push_id, e.body::text, p.payload::text, p.alerting
-                FROM events e
-                LEFT JOIN channels c ON c.app_id = e.app_id AND c.channel_id = e.channel_id
-                LEFT JOIN pushes p ON p.app_id = e.app_id AND p.push_id = e.push_id
-                WHERE e.app_id = \(appID) AND (e.xid, e.id) > (\(String(offset.transaction))::xid8, \(offset.id))
-                  AND e.xid < pg_snapshot_xmin(pg_current_snapshot())
-                ORDER BY e.xid, e.id
-                LIMIT \(limit)
-                """,
-                logger: self.logger
-            )
-            var events: [StreamedEvent] = []
-            for try await row in rows.decode(
-                (String, Int64, UUID, String, Date, Date, UUID?, String?, UUID?, String?, String?, Bool?).self
-            ) {
-                let (transaction, id, eventID, typeName, occurredAt, processedAt, channelID, namedUserID, pushID, body, payload, alerting) = row
-                // A type a later release writes is left to that release's readers.
-                guard let type = EventType(rawValue: typeName), let transaction = UInt64(transaction) else { continue }
-                events.append(StreamedEvent(
-                    offset: EventOffset(transaction: transaction, id: id), id: eventID, type: type, occurredAt: occurredAt,
-                    processedAt: processedAt, channelID: channelID, namedUserID: namedUserID, pushID: pushID,
-                    body: Self.body(of: type, pushID: pushID, stored: body, payload: payload, alerting: alerting)))
+        let query: PostgresQuery = """
+            SELECT \(unescaped: Selected.selectList)
+            FROM events e
+            LEFT JOIN channels c ON c.app_id = e.app_id AND c.channel_id = e.channel_id
+            LEFT JOIN pushes p ON p.app_id = e.app_id AND p.push_id = e.push_id
+            WHERE e.app_id = \(appID) AND (e.xid, e.id) > (\(String(offset.transaction))::xid8, \(offset.id))
+              AND e.xid < pg_snapshot_xmin(pg_current_snapshot())
+            ORDER BY e.xid, e.id
+            LIMIT \(limit)
+            """
+        let rows = try await StoreError.mapping { try await self.client.query(query, logger: self.logger).collect() }
+        var events: [StreamedEvent] = []
+        do {
+            for row in rows {
+                if let event = try Self.event(NamedRow(row)) { events.append(event) }
             }
-            return events
+        } catch {
+            throw .database(reason: "an event cannot be read: \(error)")
         }
+        return events
+    }
+
+    /// What a stream reads of an event, with its channel's named user and, from its push, the push object and
+    /// whether it lit the screen.
+    enum Selected: String, SelectedColumn {
+        case transaction, id, eventID = "event_id", type, occurredAt = "occurred_at", processedAt = "processed_at"
+        case channelID = "channel_id", namedUserID = "named_user_id", pushID = "push_id", body, payload, alerting
+
+        var expression: String {
+            switch self {
+            case .transaction: "e.xid::text"
+            // Stable, and unique across apps: (xid, id) is.
+            case .eventID: "md5(e.xid::text || ':' || e.id)::uuid"
+            case .id, .type, .occurredAt, .processedAt, .channelID, .pushID: "e.\(self.rawValue)"
+            case .body: "e.body::text"
+            case .namedUserID: "c.named_user_id"
+            case .payload: "p.payload::text"
+            case .alerting: "p.alerting"
+            }
+        }
+    }
+
+    /// The event of a row; `nil` for a type a later release writes, which is left to that release's readers.
+    private static func event(_ row: NamedRow<Selected>) throws(UnreadableColumn) -> StreamedEvent? {
+        let typeName: String = try row.decode(.type)
+        guard let type = EventType(rawValue: typeName) else { return nil }
+        let transactionText: String = try row.decode(.transaction)
+        guard let transaction = UInt64(transactionText) else { throw UnreadableColumn(Selected.transaction.rawValue, "not a transaction") }
+        let pushID: UUID? = try row.decode(.pushID)
+        return StreamedEvent(
+            offset: EventOffset(transaction: transaction, id: try row.decode(.id)), id: try row.decode(.eventID), type: type,
+            occurredAt: try row.decode(.occurredAt), processedAt: try row.decode(.processedAt), channelID: try row.decode(.channelID),
+            namedUserID: try row.decode(.namedUserID), pushID: pushID,
+            body: Self.body(of: type, pushID: pushID, stored: try row.decode(.body), payload: try row.decode(.payload), alerting: try row.decode(.alerting)))
     }
 
     /// An event's `body`: the push id, and what the type tells of it.

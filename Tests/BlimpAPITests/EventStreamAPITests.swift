@@ -1,0 +1,87 @@
+import AsyncHTTPClient
+import BlimpTestSupport
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import NIOCore
+import Testing
+
+@testable import BlimpAPI
+
+/// `POST /api/events` at the API: who may open a stream, the answers to bodies it cannot read, and a stream read over
+/// a real connection up to the blank line that says it has caught up.
+@Suite(.enabled(if: TestDatabase.isEnabled)) struct EventStreamAPITests {
+    static let ndjson = "application/vnd.urbanairship+x-ndjson; version=3;"
+
+    func fields(_ harness: APIHarness, accept: String = Self.ndjson, secret: String? = nil) -> HTTPFields {
+        let credentials = "\(harness.scores.app.appKey):\(secret ?? harness.scores.credentials.masterSecret)"
+        return APIHarness.fields([
+            ("Authorization", "Basic " + Data(credentials.utf8).base64EncodedString()), ("Accept", accept),
+            ("Content-Type", "application/json"),
+        ])
+    }
+
+    @Test func onlyTheMasterSecretOrAnAPITokenOpensAStreamAndBadBodiesNameTheirField() async throws {
+        try await APIHarness.run { harness, client in
+            var answer = try await client.send(.post, "/api/events", self.fields(harness, secret: harness.scores.credentials.appSecret), "{}")
+            #expect(answer.status == .unauthorized)
+            answer = try await client.send(.post, "/api/events", self.fields(harness, accept: "application/json"), "{}")
+            #expect(answer.status == .notAcceptable)
+            for (body, path) in [
+                (#"{"start": "SOON"}"#, "start"), (#"{"resume_offset": "x1"}"#, "resume_offset"),
+                (#"{"filters": [{"types": ["OPEN"]}]}"#, "filters[0].types[0]"), (#"{"subset": {"type": "SAMPLE", "size": 3}}"#, "subset.size"),
+            ] {
+                answer = try await client.send(.post, "/api/events", self.fields(harness), body)
+                #expect(answer.status == .badRequest, "\(body)")
+                #expect((answer.body["details"] as? [String: Any])?["path"] as? String == path, "\(answer.body)")
+            }
+            answer = try await client.send(.post, "/api/events", self.fields(harness), #"{"start": "#)
+            #expect(answer.status == .badRequest)
+            #expect(answer.body["error"] as? String == "Could not parse request body.", "\(answer.body)")
+        }
+    }
+
+    @Test func aStreamSendsTheAppsEventsAsNewlineDelimitedJSON() async throws {
+        try await APIHarness.run(.live) { harness, client in
+            let port = try #require(client.port)
+            let push = #"{"audience": "all", "device_types": ["ios"], "notification": {"ios": {"live_activity": {"event": "update", "name": "match", "content_state": {"home": 1}}}}}"#
+            let accepted = try await client.send(.post, "/api/push", harness.master(), push)
+            #expect(accepted.status == .accepted)
+            let pushID = try #require((accepted.body["push_ids"] as? [String])?.first)
+
+            var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/api/events")
+            request.method = .POST
+            for field in self.fields(harness) { request.headers.add(name: field.name.rawName, value: field.value) }
+            request.body = .bytes(ByteBuffer(string: #"{"start": "EARLIEST", "filters": [{"types": ["PUSH_BODY"]}]}"#))
+            let response = try await HTTPClient.shared.execute(request, timeout: .seconds(60))
+            #expect(response.status == .ok)
+            #expect(response.headers["Content-Type"] == [Self.ndjson])
+            // Lines up to the first blank one: the stream has caught up with what is committed.
+            var text = ""
+            for try await chunk in response.body {
+                text += String(buffer: chunk)
+                if text.hasPrefix("\n") || text.contains("\n\n") { break }
+            }
+            let lines = text.split(separator: "\n", omittingEmptySubsequences: true)
+            #expect(lines.count == 1, "\(text)")
+            let event = try #require(try JSONSerialization.jsonObject(with: Data(lines[0].utf8)) as? [String: Any], "\(text)")
+            #expect(event["type"] as? String == "PUSH_BODY")
+            #expect((event["body"] as? [String: Any])?["push_id"] as? String == pushID)
+            #expect((event["offset"] as? String)?.allSatisfy(\.isNumber) == true)
+            #expect((event["id"] as? String)?.count == 36)
+            let occurred = try #require(event["occurred"] as? String)
+            #expect(occurred.wholeMatch(of: /\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z/) != nil, "\(occurred)")
+            #expect(event["device"] == nil)
+        }
+    }
+
+    @Test func anAppHasAFixedNumberOfStreamsOnEachProcess() {
+        let slots = StreamSlots()
+        let taken = (0..<StreamSlots.perApp).compactMap { _ in slots.take(appID: 1) }
+        #expect(taken.count == StreamSlots.perApp)
+        #expect(slots.take(appID: 1) == nil)
+        #expect(slots.take(appID: 2) != nil)
+        slots.release(taken[0])
+        #expect(slots.take(appID: 1) != nil)
+    }
+}
