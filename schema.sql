@@ -867,3 +867,12 @@ CREATE TABLE events (
     body         jsonb,
     PRIMARY KEY (app_id, xid, id)
 );
+-- An app's own event retention in seconds, NULL where it keeps the deployment's (BLIMP_RETENTION_EVENTS).
+ALTER TABLE apps ADD COLUMN retention_events_seconds bigint CHECK (retention_events_seconds BETWEEN 86400 AND 315360000);
+-- The last event the janitor deleted of each app: a reader resuming from an offset below it may have missed events,
+-- and is told so.
+CREATE TABLE event_trims (
+    app_id bigint PRIMARY KEY,
+    xid    xid8 NOT NULL,
+    id     bigint NOT NULL
+);

@@ -8,8 +8,8 @@ import Testing
 
 @testable import BlimpAPI
 
-/// `POST /api/events` at the API: who may open a stream, the answers to bodies it cannot read, and a stream read over
-/// a real connection up to the blank line that says it has caught up.
+/// `POST /api/events` at the API: who may open a stream, the answers to bodies it cannot read and to offsets past the
+/// retention, and a stream read over a real connection up to the blank line that says it has caught up.
 @Suite(.enabled(if: TestDatabase.isEnabled)) struct EventStreamAPITests {
     static let ndjson = "application/vnd.urbanairship+x-ndjson; version=3;"
 
@@ -35,6 +35,12 @@ import Testing
                 #expect(answer.status == .badRequest, "\(body)")
                 #expect((answer.body["details"] as? [String: Any])?["path"] as? String == path, "\(answer.body)")
             }
+            // A reader whose next events the janitor deleted is told so.
+            try await harness.database.query(
+                "INSERT INTO event_trims (app_id, xid, id) VALUES (\(harness.scores.app.id), '5000', 7)", logger: TestDatabase.logger)
+            answer = try await client.send(.post, "/api/events", self.fields(harness), #"{"resume_offset": "50000000000000000000006"}"#)
+            #expect(answer.status == .badRequest)
+            #expect((answer.body["details"] as? [String: Any])?["path"] as? String == "resume_offset", "\(answer.body)")
             answer = try await client.send(.post, "/api/events", self.fields(harness), #"{"start": "#)
             #expect(answer.status == .badRequest)
             #expect(answer.body["error"] as? String == "Could not parse request body.", "\(answer.body)")

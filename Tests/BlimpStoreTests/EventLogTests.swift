@@ -101,4 +101,40 @@ import Testing
             #expect(events.map(\.offset.id) == ids.reversed())
         }
     }
+
+    /// The janitor deletes events older than each app's cutoff, in offset order, and keeps the last offset it deleted:
+    /// what a stream resuming from an earlier offset would have missed.
+    @Test func eventsPastTheirRetentionAreDeletedAndTheLastDeletedOffsetIsKept() async throws {
+        try await TestDatabase.withFreshDatabase { _, client in
+            let key = ServerKey.generate().key
+            let (app, _) = try await TestApps.create(named: "Scores", in: client, serverKey: key)
+            let (own, _) = try await TestApps.create(named: "Own", in: client, serverKey: key)
+            let log = EventLog(client: client, logger: Self.logger)
+            let now = Date()
+            // Per app, five events two days old, then three of an hour ago, each in its own transaction.
+            for appID in [app.id, own.id] {
+                for age in Array(repeating: 2 * 86400.0, count: 5) + Array(repeating: 3600.0, count: 3) {
+                    try await client.query(
+                        "INSERT INTO events (app_id, type, occurred_at) VALUES (\(appID), 'SEND', \(now.addingTimeInterval(-age)))",
+                        logger: Self.logger)
+                }
+            }
+            let before = try await self.events(log, app.id, count: 8)
+            #expect(try await log.trimmed(appID: app.id) == nil)
+            // A day for the deployment; the other app keeps three days, so nothing of its goes. Batches of two.
+            let deleted = try await log.deleteOld(
+                defaultCutoff: now.addingTimeInterval(-86400), cutoffs: [own.id: now.addingTimeInterval(-3 * 86400)], budget: .seconds(30),
+                batchSize: 2)
+            #expect(deleted == 5)
+            #expect(try await log.events(appID: app.id, after: .start, limit: 10).map(\.offset) == before.suffix(3).map(\.offset))
+            #expect(try await log.trimmed(appID: app.id) == before[4].offset)
+            #expect(try await log.events(appID: own.id, after: .start, limit: 10).count == 8)
+            #expect(try await log.trimmed(appID: own.id) == nil)
+            // Nothing more to delete: the mark stays.
+            #expect(try await log.deleteOld(defaultCutoff: now.addingTimeInterval(-86400), cutoffs: [:], budget: .seconds(30)) == 5)
+            #expect(try await log.trimmed(appID: own.id) != nil)
+            #expect(try await log.deleteOld(defaultCutoff: now.addingTimeInterval(-86400), cutoffs: [:], budget: .seconds(30)) == 0)
+            #expect(try await log.trimmed(appID: app.id) == before[4].offset)
+        }
+    }
 }

@@ -23,7 +23,7 @@ import Testing
                 """,
                 logger: TestDatabase.logger
             ).decode(Int.self).array()
-            #expect(tables == [34])
+            #expect(tables == [35])
         }
     }
 

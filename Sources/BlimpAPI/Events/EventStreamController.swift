@@ -41,6 +41,10 @@ struct EventStreamController: Sendable {
         } catch let field as InvalidField {
             throw AirshipError.invalid(field)
         }
+        if case .after(let offset) = stream.start, let trimmed = try await self.log.trimmed(appID: caller.app.id), offset < trimmed {
+            throw AirshipError.invalid(InvalidField(
+                "resume_offset", "events after this offset are past their retention and deleted; start from EARLIEST"))
+        }
         let start = try await self.log.offset(for: stream.start)
         let opening = try await self.log.horizon().next
         guard let slot = self.slots.take(appID: caller.app.id) else {

@@ -111,6 +111,7 @@ extension ListenOptions {
         let apps = AppStore(client: database, logger: logger)
         let pushes = PushHistory(client: database, logger: logger)
         let audit = AuditLog(client: database, logger: logger)
+        let events = EventLog(client: database, logger: logger)
         let rateBuckets = RateBuckets(client: database, logger: logger)
         /// The cutoff of `setting` for apps keeping the deployment's retention, and for each app with its own.
         @Sendable func cutoffs(_ setting: RetentionPolicy.Setting) async throws -> (default: Date, apps: [Int64: Date]) {
@@ -135,6 +136,10 @@ extension ListenOptions {
                 .init("audit entries past their retention") { budget in
                     let (deployment, apps) = try await cutoffs(.audit)
                     return try await audit.deleteOld(defaultCutoff: deployment, cutoffs: apps, budget: budget)
+                },
+                .init("events past their retention") { budget in
+                    let (deployment, apps) = try await cutoffs(.events)
+                    return try await events.deleteOld(defaultCutoff: deployment, cutoffs: apps, budget: budget)
                 },
                 .init("console rollups", verb: "refreshed") { _ in try await console.refreshRollups(now: Date()) },
                 .init("refilled rate buckets") { try await rateBuckets.deleteRefilled(budget: $0) },

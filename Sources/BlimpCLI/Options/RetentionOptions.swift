@@ -12,6 +12,8 @@ struct RetentionOptions: ParsableArguments {
     var retentionOutcomes = RetentionOptions.environment(.outcomes)
     @Option(help: "How long audit entries are kept. Env BLIMP_RETENTION_AUDIT.")
     var retentionAudit = RetentionOptions.environment(.audit)
+    @Option(help: "How long the event stream's events are kept; at least 24h. Env BLIMP_RETENTION_EVENTS.")
+    var retentionEvents = RetentionOptions.environment(.events)
     @Option(help: "Seconds between the janitor's rounds; a round may spend a third of it. Env BLIMP_JANITOR_SECONDS.")
     var janitorSeconds: Double = ProcessInfo.processInfo.environment["BLIMP_JANITOR_SECONDS"].flatMap(Double.init) ?? 60
 
@@ -23,7 +25,11 @@ struct RetentionOptions: ParsableArguments {
     /// The deployment's retentions; a value refused names its flag, its variable and the rule.
     func policy() throws -> RetentionPolicy {
         var policy = RetentionPolicy()
-        for (setting, text) in [(RetentionPolicy.Setting.pushes, self.retentionPushes), (.outcomes, self.retentionOutcomes), (.audit, self.retentionAudit)] {
+        let given = [
+            (RetentionPolicy.Setting.pushes, self.retentionPushes), (.outcomes, self.retentionOutcomes), (.audit, self.retentionAudit),
+            (.events, self.retentionEvents),
+        ]
+        for (setting, text) in given {
             do {
                 policy[setting] = try RetentionPolicy.parse(text, for: setting)
             } catch {

@@ -125,7 +125,7 @@ struct AppPage: Sendable {
         }
         let labels: [RetentionPolicy.Setting: String] = [
             .pushes: "Pushes and their reports, from when they finished", .outcomes: "Delivery outcomes and send tallies",
-            .audit: "Audit entries",
+            .audit: "Audit entries", .events: "Events of the event stream",
         ]
         let retentions = RetentionPolicy.Setting.allCases.map { setting in
             View.Retention(

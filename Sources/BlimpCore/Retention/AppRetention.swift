@@ -1,13 +1,15 @@
 /// An app's own retentions, each `nil` where the app keeps the deployment's (``RetentionPolicy``): stored in
-/// `apps.retention_pushes_seconds`, `retention_outcomes_seconds` and `retention_audit_seconds`.
+/// `apps.retention_pushes_seconds`, `retention_outcomes_seconds`, `retention_audit_seconds` and
+/// `retention_events_seconds`.
 public struct AppRetention: Sendable, Equatable {
     /// The settings the app overrides.
     private var overrides: [RetentionPolicy.Setting: Duration] = [:]
 
-    public init(pushes: Duration? = nil, outcomes: Duration? = nil, audit: Duration? = nil) {
+    public init(pushes: Duration? = nil, outcomes: Duration? = nil, audit: Duration? = nil, events: Duration? = nil) {
         self.pushes = pushes
         self.outcomes = outcomes
         self.audit = audit
+        self.events = events
     }
 
     /// The override of `setting`, if any.
@@ -29,6 +31,11 @@ public struct AppRetention: Sendable, Equatable {
     public var audit: Duration? {
         get { self[.audit] }
         set { self[.audit] = newValue }
+    }
+
+    public var events: Duration? {
+        get { self[.events] }
+        set { self[.events] = newValue }
     }
 
     /// Whether the app keeps every one of the deployment's retentions.

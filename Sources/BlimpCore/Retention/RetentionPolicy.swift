@@ -1,13 +1,13 @@
 import Foundation
 
 /// How long Blimp keeps what grows with traffic before the janitor deletes it: finished pushes with their parts and
-/// reports (counted from when the push finished), delivery outcomes with send tallies, and audit entries. The
-/// deployment sets each (`BLIMP_RETENTION_PUSHES`, `BLIMP_RETENTION_OUTCOMES`, `BLIMP_RETENTION_AUDIT`); an app may
-/// override each (``AppRetention``).
+/// reports (counted from when the push finished), delivery outcomes with send tallies, audit entries, and the events
+/// of the event stream. The deployment sets each (`BLIMP_RETENTION_PUSHES`, `BLIMP_RETENTION_OUTCOMES`,
+/// `BLIMP_RETENTION_AUDIT`, `BLIMP_RETENTION_EVENTS`); an app may override each (``AppRetention``).
 public struct RetentionPolicy: Sendable, Equatable {
-    /// One of the three retentions, with its floor, default and names.
+    /// One of the retentions, with its floor, default and names.
     public enum Setting: String, Sendable, CaseIterable {
-        case pushes, outcomes, audit
+        case pushes, outcomes, audit, events
 
         /// The environment variable that sets it for the deployment.
         public var environmentName: String {
@@ -15,25 +15,30 @@ public struct RetentionPolicy: Sendable, Equatable {
             case .pushes: "BLIMP_RETENTION_PUSHES"
             case .outcomes: "BLIMP_RETENTION_OUTCOMES"
             case .audit: "BLIMP_RETENTION_AUDIT"
+            case .events: "BLIMP_RETENTION_EVENTS"
             }
         }
 
-        /// The shortest retention allowed (whole hours), and why: pushes back idempotency keys for 24 hours, and a token's outcomes
-        /// of the last hour count against its priority budget.
+        /// The shortest retention allowed (whole hours), and why: pushes back idempotency keys for 24 hours, a token's outcomes
+        /// of the last hour count against its priority budget, and a stream's reader resumes from its offset after a day
+        /// away.
         public var floor: (duration: Duration, reason: String)? {
             switch self {
             case .pushes: (.seconds(24 * 3600), "idempotency keys answer for 24h")
             case .outcomes: (.seconds(3600), "priority budgets count the last hour's outcomes")
             case .audit: nil
+            case .events: (.seconds(24 * 3600), "event stream readers resume from their offset after a day away")
             }
         }
 
-        /// The deployment's default: 30 days of pushes, 7 of outcomes, a year of audit entries.
+        /// The deployment's default: 30 days of pushes, 7 of outcomes, a year of audit entries, 7 days of events (as
+        /// Airship keeps its stream's).
         public var defaultDuration: Duration {
             switch self {
             case .pushes: .seconds(30 * 86400)
             case .outcomes: .seconds(7 * 86400)
             case .audit: .seconds(365 * 86400)
+            case .events: .seconds(7 * 86400)
             }
         }
     }
@@ -44,15 +49,17 @@ public struct RetentionPolicy: Sendable, Equatable {
     public var pushes: Duration
     public var outcomes: Duration
     public var audit: Duration
+    public var events: Duration
 
     /// Each setting's default.
     public init(
         pushes: Duration = Setting.pushes.defaultDuration, outcomes: Duration = Setting.outcomes.defaultDuration,
-        audit: Duration = Setting.audit.defaultDuration
+        audit: Duration = Setting.audit.defaultDuration, events: Duration = Setting.events.defaultDuration
     ) {
         self.pushes = pushes
         self.outcomes = outcomes
         self.audit = audit
+        self.events = events
     }
 
     /// The retention of `setting`.
@@ -62,6 +69,7 @@ public struct RetentionPolicy: Sendable, Equatable {
             case .pushes: self.pushes
             case .outcomes: self.outcomes
             case .audit: self.audit
+            case .events: self.events
             }
         }
         set {
@@ -69,6 +77,7 @@ public struct RetentionPolicy: Sendable, Equatable {
             case .pushes: self.pushes = newValue
             case .outcomes: self.outcomes = newValue
             case .audit: self.audit = newValue
+            case .events: self.events = newValue
             }
         }
     }

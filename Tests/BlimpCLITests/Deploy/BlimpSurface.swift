@@ -28,16 +28,16 @@ actor BlimpSurface {
     }
 
     /// Every environment variable the sources read: every string literal that is a whole upper-case
-    /// `NAME_WITH_UNDERSCORES` (`environment["LOG_LEVEL"]`, `LimitOptions.environment("BLIMP_PUSH_RATE_LIMIT", …)`,
-    /// `previousEnvironmentName = "BLIMP_PREVIOUS_SECRET_KEY"`): Blimp's sources have no other such literals, and
-    /// however a variable is read, its name is one.
+    /// `NAME_WITH_UNDERSCORES` under one of the deployment's prefixes (`environment["LOG_LEVEL"]`,
+    /// `LimitOptions.environment("BLIMP_PUSH_RATE_LIMIT", …)`, `previousEnvironmentName = "BLIMP_PREVIOUS_SECRET_KEY"`):
+    /// however a variable is read, its name is one. Other such literals are wire names (Airship's event types).
     static func variablesRead(sources: URL = DeployFiles.folder.deletingLastPathComponent().appendingPathComponent("Sources")) throws
         -> Set<String>
     {
         var names: Set<String> = []
         let files = FileManager.default.enumerator(at: sources, includingPropertiesForKeys: nil)?.allObjects as? [URL] ?? []
         for file in files where file.pathExtension == "swift" {
-            for literal in try String(contentsOf: file, encoding: .utf8).matches(of: /"([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)"/) {
+            for literal in try String(contentsOf: file, encoding: .utf8).matches(of: /"((?:BLIMP|DATABASE|LOG|OTEL)(?:_[A-Z0-9]+)+)"/) {
                 names.insert(String(literal.1))
             }
         }

@@ -37,7 +37,9 @@ import Testing
         let policy = RetentionPolicy()
         #expect(RetentionPolicy.format(policy.pushes) == "30d" && RetentionPolicy.format(policy.outcomes) == "7d")
         #expect(RetentionPolicy.format(policy.audit) == "365d")
-        #expect(RetentionPolicy.Setting.allCases.map(\.environmentName) == ["BLIMP_RETENTION_PUSHES", "BLIMP_RETENTION_OUTCOMES", "BLIMP_RETENTION_AUDIT"])
+        #expect(RetentionPolicy.Setting.allCases.map(\.environmentName) == [
+            "BLIMP_RETENTION_PUSHES", "BLIMP_RETENTION_OUTCOMES", "BLIMP_RETENTION_AUDIT", "BLIMP_RETENTION_EVENTS",
+        ])
         #expect(RetentionPolicy.format(.seconds(36 * 3600)) == "36h" && RetentionPolicy.format(.seconds(90)) == "90s")
     }
 
