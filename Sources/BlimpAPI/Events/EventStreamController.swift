@@ -54,8 +54,9 @@ struct EventStreamController: Sendable {
         let appID = caller.app.id
         let logger = context.logger
         return Response(status: .ok, headers: [.contentType: Self.contentType], body: ResponseBody { writer in
-            defer { self.slots.release(slot) }
             try await self.send(stream, appID: appID, after: start, opening: opening, to: &writer, logger: logger)
+            // The slot is held as long as the stream runs, and goes back with the response if it never does.
+            withExtendedLifetime(slot) {}
         })
     }
 
