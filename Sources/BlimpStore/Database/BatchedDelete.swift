@@ -32,6 +32,18 @@ public enum BatchedDelete {
         return deleted
     }
 
+    /// Runs `batch(appID, cutoff, limit)` app by app as ``run(over:size:budget:_:)`` does, each app with its cutoff:
+    /// its own in `cutoffs`, else `defaultCutoff` (a table whose rows age by their app's retention).
+    static func byApp(
+        cutoffs: [Int64: Date], defaultCutoff: Date, size: Int, budget: Duration, client: PostgresClient, logger: Logger,
+        _ batch: @escaping @Sendable (_ appID: Int64, _ cutoff: Date, _ limit: Int) async throws -> Int
+    ) async throws(StoreError) -> Int {
+        let apps = try await Self.appIDs(client, logger: logger)
+        return try await Self.run(over: apps, size: size, budget: budget) { appID, limit in
+            try await batch(appID, cutoffs[appID] ?? defaultCutoff, limit)
+        }
+    }
+
     /// Deletes the rows of `table` whose `column` is before `cutoff`, app by app through an index on
     /// `(app_id, column)`, until `budget` is spent; returns how many went. `table` and `column` are written into the
     /// statement, so they are the store's own names, never input.

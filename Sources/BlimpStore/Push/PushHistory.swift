@@ -20,10 +20,10 @@ public struct PushHistory: Sendable {
     public func deleteFinished(
         defaultCutoff: Date, cutoffs: [Int64: Date], budget: Duration, batchSize: Int = BatchedDelete.size
     ) async throws(StoreError) -> Int {
-        let apps = try await BatchedDelete.appIDs(self.client, logger: self.logger)
-        return try await BatchedDelete.run(over: apps, size: batchSize, budget: budget) { appID, limit in
-            let cutoff = cutoffs[appID] ?? defaultCutoff
-            return try await BatchedDelete.count(
+        try await BatchedDelete.byApp(
+            cutoffs: cutoffs, defaultCutoff: defaultCutoff, size: batchSize, budget: budget, client: self.client, logger: self.logger
+        ) { appID, cutoff, limit in
+            try await BatchedDelete.count(
                 """
                 WITH gone AS (
                     DELETE FROM pushes
