@@ -876,3 +876,8 @@ CREATE TABLE event_trims (
     xid    xid8 NOT NULL,
     id     bigint NOT NULL
 );
+
+-- version 33: an app's SEND events
+-- Whether the app's event stream carries a SEND per device sent (the default). An app sending to millions may turn
+-- them off: the rest of its events stay.
+ALTER TABLE apps ADD COLUMN send_events boolean NOT NULL DEFAULT true;

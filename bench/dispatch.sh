@@ -11,7 +11,8 @@
 #   bench/dispatch.sh [N=100000] [M=10000] [BIG=1000000] [K=1000]
 #
 # WORKER_ARGS adds flags to the worker, e.g. WORKER_ARGS="--metrics-port 0" to measure with metrics recorded; SIM_ARGS
-# to the simulator, e.g. SIM_ARGS="--environment production" for answers without apns-unique-id.
+# to the simulator, e.g. SIM_ARGS="--environment production" for answers without apns-unique-id. SEND_EVENTS=off
+# measures without a SEND event per token (blimp apps send-events).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tokens=${1:-100000}
@@ -21,6 +22,7 @@ singles=${4:-1000}
 command -v go >/dev/null || { apt-get install -y golang-go >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y golang-go >/dev/null; }; }
 source bench/setup.sh
 auth="$(field app_key):$(field master_secret)"
+"$blimp" apps send-events --app-key "$(field app_key)" "${SEND_EVENTS:-on}" >/dev/null
 
 read -r sim_port admin_port api_port < <(loopback_ports 3)
 # shellcheck disable=SC2086 # SIM_ARGS is a list of flags

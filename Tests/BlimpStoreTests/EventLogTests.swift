@@ -137,4 +137,24 @@ import Testing
             #expect(try await log.trimmed(appID: app.id) == before[4].offset)
         }
     }
+
+    /// An app that turned SEND events off keeps its rejected sends' events.
+    @Test func anAppWithoutSendEventsKeepsItsRejections() async throws {
+        try await TestDatabase.withFreshDatabase { _, client in
+            let (app, _) = try await TestApps.create(named: "Scores", in: client, serverKey: ServerKey.generate().key)
+            try await AppStore(client: client, logger: Self.logger).setSendEvents(false, appKey: app.appKey)
+            let target = DispatchTarget(
+                channelID: UUID(), token: DeviceToken(String(repeating: "cd", count: 32))!, frequentPushes: false, recentPriority10: 0,
+                alreadyActive: false, awaitingToken: false, recentStarts: 0, newerSent: false)
+            try await client.withConnection { connection in
+                try await DispatchStore.insert([
+                    (UUID(), .init(target: target, status: 200, reason: nil, apnsID: nil, priority: .immediate)),
+                    (UUID(), .init(target: target, status: 0, reason: nil, apnsID: nil, priority: .immediate)),
+                ], appID: app.id, now: Date(), on: connection, logger: Self.logger)
+            }
+            let events = try await self.events(EventLog(client: client, logger: Self.logger), app.id, count: 1)
+            #expect(self.types(events) == ["SEND_REJECTED"])
+            #expect(events.first?.body["status"] == .integer(0))
+        }
+    }
 }

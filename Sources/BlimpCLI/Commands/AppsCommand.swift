@@ -11,7 +11,7 @@ struct AppsCommand: AsyncParsableCommand {
         subcommands: [
             Create.self, List.self, TokenCommand.self, RotateMasterSecretCommand.self, RotateAppSecretCommand.self,
             ReplaceAPNsKeyCommand.self, BudgetCommand.self, DeviceAssociationCommand.self, SchedulingCommand.self,
-            RetentionCommand.self,
+            RetentionCommand.self, SendEventsCommand.self,
         ]
     )
 

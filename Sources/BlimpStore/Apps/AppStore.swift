@@ -177,6 +177,13 @@ public struct AppStore: Sendable {
             recording: { origin.entry(appID: $0, .appChanged, subject: appKey, details: .object([.init("device_association", .bool(allowed))])) })
     }
 
+    /// Writes, or stops writing, a `SEND` event per device sent to the app's event stream (``EventLog``).
+    public func setSendEvents(_ on: Bool, appKey: String, by origin: AuditOrigin = .commandLine) async throws(StoreError) {
+        try await self.updateOne(
+            "UPDATE apps SET send_events = \(on) WHERE app_key = \(appKey) RETURNING id",
+            recording: { origin.entry(appID: $0, .appChanged, subject: appKey, details: .object([.init("send_events", .bool(on))])) })
+    }
+
     /// Issues a bearer token for the app's server API under `name` (unique in the app) and returns it; only its
     /// digest is stored, so it is shown once.
     public func createToken(appKey: String, name: String, by origin: AuditOrigin = .commandLine) async throws(StoreError) -> String {

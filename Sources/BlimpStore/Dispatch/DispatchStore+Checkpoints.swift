@@ -101,8 +101,8 @@ extension DispatchStore {
     }
 
     /// Inserts what APNs answered for each target of the app's pushes, with an event of each for the app's stream
-    /// (`SEND` when APNs accepted it, else `SEND_REJECTED` with the status and APNs's reason), and the console's sends
-    /// per minute.
+    /// (`SEND` when APNs accepted it, unless the app turned them off; else `SEND_REJECTED` with the status and APNs's
+    /// reason), and the console's sends per minute.
     static func insert(
         _ outcomes: [(pushID: UUID, outcome: Outcome)], appID: Int64, now: Date, on connection: PostgresConnection, logger: Logger
     ) async throws {
@@ -126,6 +126,7 @@ extension DispatchStore {
             SELECT \(appID), CASE WHEN status = 200 THEN 'SEND' ELSE 'SEND_REJECTED' END, sent_at, channel_id, push_id,
                    CASE WHEN status <> 200 THEN jsonb_strip_nulls(jsonb_build_object('status', status, 'reason', reason)) END
             FROM recorded
+            WHERE status <> 200 OR (SELECT send_events FROM apps WHERE id = \(appID))
             """,
             logger: logger)
         // The console's sends per minute: a row per status, never updated, so workers never wait on each other.
