@@ -157,4 +157,29 @@ import Testing
             #expect(events.first?.body["status"] == .integer(0))
         }
     }
+
+    /// A 410 for the channel's device token is an uninstall; for another of its tokens (an activity's), it is not.
+    @Test func a410ForTheChannelsDeviceTokenIsAnUninstall() async throws {
+        try await TestDatabase.withFreshDatabase { _, client in
+            let (app, _) = try await TestApps.create(named: "Scores", in: client, serverKey: ServerKey.generate().key)
+            let (channel, device, activity) = (UUID(), String(repeating: "ab", count: 32), String(repeating: "ef", count: 32))
+            try await client.query(
+                "INSERT INTO channels (app_id, channel_id, push_address) VALUES (\(app.id), \(channel), \(device))", logger: Self.logger)
+            let gone = { (token: String) -> DispatchStore.Outcome in
+                let target = DispatchTarget(
+                    channelID: channel, token: DeviceToken(token)!, frequentPushes: false, recentPriority10: 0, alreadyActive: false,
+                    awaitingToken: false, recentStarts: 0, newerSent: false)
+                return .init(target: target, status: 410, reason: .unregistered, apnsID: nil, priority: .immediate)
+            }
+            let pushID = UUID()
+            try await client.withConnection { connection in
+                try await DispatchStore.insert(
+                    [(pushID, gone(activity)), (pushID, gone(device))], appID: app.id, now: Date(), on: connection, logger: Self.logger)
+            }
+            let events = try await self.events(EventLog(client: client, logger: Self.logger), app.id, count: 3)
+            #expect(self.types(events) == ["SEND_REJECTED", "SEND_REJECTED", "UNINSTALL"])
+            #expect(events.last?.channelID == channel)
+            #expect(events.last?.body.text == #"{"push_id":"\#(pushID.lowercaseString)","decay":false}"#)
+        }
+    }
 }

@@ -7,4 +7,7 @@ public enum EventType: String, Sendable, CaseIterable {
     case send = "SEND"
     /// APNs refused a push for one device, or did not answer: its HTTP status (0 for no answer) and APNs's reason.
     case sendRejected = "SEND_REJECTED"
+    /// APNs answered 410 for the channel's device token: the app is no longer installed there. A 410 for a Live
+    /// Activity's or a push-to-start token is that token gone, not an uninstall (a `SEND_REJECTED` only).
+    case uninstall = "UNINSTALL"
 }

@@ -102,7 +102,7 @@ extension DispatchStore {
 
     /// Inserts what APNs answered for each target of the app's pushes, with an event of each for the app's stream
     /// (`SEND` when APNs accepted it, unless the app turned them off; else `SEND_REJECTED` with the status and APNs's
-    /// reason), and the console's sends per minute.
+    /// reason, and an `UNINSTALL` when a 410 was for the channel's device token), and the console's sends per minute.
     static func insert(
         _ outcomes: [(pushID: UUID, outcome: Outcome)], appID: Int64, now: Date, on connection: PostgresConnection, logger: Logger
     ) async throws {
@@ -121,12 +121,16 @@ extension DispatchStore {
                             \(outcomes.map { $0.apnsID ?? "" })::text[], \(outcomes.map(\.storedUniqueID))::text[],
                             \(outcomes.map { Int16($0.priority.rawValue) })::smallint[])
                      AS r (push_id, token, channel_id, status, reason, apns_id, apns_unique_id, priority)
-                RETURNING push_id, channel_id, status, reason, sent_at)
+                RETURNING push_id, token, channel_id, status, reason, sent_at)
             INSERT INTO events (app_id, type, occurred_at, channel_id, push_id, body)
             SELECT \(appID), CASE WHEN status = 200 THEN 'SEND' ELSE 'SEND_REJECTED' END, sent_at, channel_id, push_id,
                    CASE WHEN status <> 200 THEN jsonb_strip_nulls(jsonb_build_object('status', status, 'reason', reason)) END
             FROM recorded
             WHERE status <> 200 OR (SELECT send_events FROM apps WHERE id = \(appID))
+            UNION ALL
+            SELECT \(appID), 'UNINSTALL', r.sent_at, r.channel_id, r.push_id, '{"decay": false}'
+            FROM recorded r JOIN channels c ON c.app_id = \(appID) AND c.channel_id = r.channel_id AND c.push_address = r.token
+            WHERE r.status = 410
             """,
             logger: logger)
         // The console's sends per minute: a row per status, never updated, so workers never wait on each other.

@@ -4,7 +4,7 @@ import Logging
 import PostgresNIO
 
 /// The app's event log (`events`), read as a stream. Events are written by the transactions that make the changes they
-/// report (the intake's `PUSH_BODY`, the outcomes' `SEND` and `SEND_REJECTED`); this reads them in offset order, only
+/// report (the intake's `PUSH_BODY`, the outcomes' `SEND`, `SEND_REJECTED` and `UNINSTALL`); this reads them in offset order, only
 /// below the oldest transaction still running, so that a reader never passes an event that has yet to commit
 /// (``EventOffset``).
 public struct EventLog: Sendable {
@@ -109,6 +109,7 @@ public struct EventLog: Sendable {
     ///   without `payload` once the push's report has aged out.
     /// - `SEND`: whether the push lit the screen (`alerting`).
     /// - `SEND_REJECTED`: APNs's HTTP status (0: no answer) and reason.
+    /// - `UNINSTALL`: `decay`, always `false` (APNs said so; Airship's decay is its own guess from inactivity).
     static func body(of type: EventType, pushID: UUID?, stored: String?, payload: String?, alerting: Bool?) -> RawJSON {
         var members: [RawJSON.Member] = pushID.map { [.init("push_id", .string($0.lowercaseString))] } ?? []
         switch type {
@@ -118,7 +119,7 @@ public struct EventLog: Sendable {
             if let payload { members.append(.init("payload", .string(Data(payload.utf8).base64EncodedString()))) }
         case .send:
             members.append(.init("alerting", .bool(alerting ?? false)))
-        case .sendRejected:
+        case .sendRejected, .uninstall:
             if let stored, case .object(let details)? = try? RawJSONParser.parse(Array(stored.utf8)) { members += details }
         }
         return .object(members)
