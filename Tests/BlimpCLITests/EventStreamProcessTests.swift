@@ -7,9 +7,9 @@ import Glibc
 #endif
 
 /// Airship's own Real-Time Data Streaming client (`uaconnect`, unmodified) reading `POST /api/events` from real
-/// processes: a push to three phones gives its `PUSH_BODY` and three `SEND`s; the client keeps its place while the api
-/// is stopped (SIGTERM) and killed (SIGKILL) and started again, and filters by type, channel, push and named user
-/// send exactly the matching events (Python/event_stream.py holds the client's side).
+/// processes: a push to three phones gives its `PUSH_BODY`, three `SEND`s and its `PUSH_FINISHED`; the client keeps
+/// its place while the api is stopped (SIGTERM) and killed (SIGKILL) and started again, and filters by type, channel,
+/// push and named user send exactly the matching events (Python/event_stream.py holds the client's side).
 @Suite(.enabled(if: TestDatabase.isEnabled)) struct EventStreamProcessTests {
     @Test func airshipsStreamingClientReadsEveryEventThroughRestartsOfTheAPI() async throws {
         try await TestDatabase.withFreshDatabase { url, _ in

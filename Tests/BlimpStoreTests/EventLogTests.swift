@@ -182,4 +182,20 @@ import Testing
             #expect(events.last?.body.text == #"{"push_id":"\#(pushID.lowercaseString)","decay":false}"#)
         }
     }
+
+    /// A push cancelled while it waits is finished, with its event.
+    @Test func aCancelledPushIsAFinishedEvent() async throws {
+        try await TestDatabase.withFreshDatabase { _, client in
+            let (app, _) = try await TestApps.create(named: "Scores", in: client, serverKey: ServerKey.generate().key)
+            let push = try PushIntakeTests.push(#"{"event": "update", "name": "match", "content_state": {"home": 1}}"#)
+            let submission = try PushSubmission(appID: app.id, pushes: [push], idempotencyKey: nil)
+            _ = try await PushIntake(client: client, logger: Self.logger).accept(submission)
+            let control = PushControl(client: client, logger: Self.logger)
+            #expect(try await control.cancel(submission.pushIDs[0], appID: app.id, by: .commandLine) == .changed)
+            let events = try await self.events(EventLog(client: client, logger: Self.logger), app.id, count: 2)
+            #expect(self.types(events) == ["PUSH_BODY", "PUSH_FINISHED"])
+            #expect(events.last?.pushID == submission.pushIDs[0])
+            #expect(events.last?.body["state"] == .string("cancelled") && events.last?.body["failure_reason"] == .string("cancelled"))
+        }
+    }
 }

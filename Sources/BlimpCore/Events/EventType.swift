@@ -10,4 +10,7 @@ public enum EventType: String, Sendable, CaseIterable {
     /// APNs answered 410 for the channel's device token: the app is no longer installed there. A 410 for a Live
     /// Activity's or a push-to-start token is that token gone, not an uninstall (a `SEND_REJECTED` only).
     case uninstall = "UNINSTALL"
+    /// A push finished (Blimp's): its `state` (`done`, `superseded`, `failed`, `cancelled`), its counts, and a failure's
+    /// reason.
+    case pushFinished = "PUSH_FINISHED"
 }

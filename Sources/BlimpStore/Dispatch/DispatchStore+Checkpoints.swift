@@ -253,8 +253,11 @@ extension DispatchStore {
                 }
                 try await connection.query(
                     """
-                    UPDATE pushes SET state = \(state.rawValue), finished_at = \(now), counts = \(counts.json.text)::jsonb
-                    WHERE app_id = \(push.appID) AND push_id = \(push.pushID)
+                    WITH finished AS (
+                        UPDATE pushes SET state = \(state.rawValue), finished_at = \(now), counts = \(counts.json.text)::jsonb
+                        WHERE app_id = \(push.appID) AND push_id = \(push.pushID)
+                        RETURNING \(unescaped: EventLog.finishedColumns(of: "pushes")))
+                    \(unescaped: EventLog.finishedEvents)
                     """,
                     logger: self.logger)
                 return state

@@ -58,8 +58,11 @@ extension DispatchStore {
             logger: logger)
         try await connection.query(
             """
-            UPDATE pushes SET state = 'failed', failure_reason = \(reason), finished_at = now(), counts = \(parts.counts.json.text)::jsonb
-            WHERE app_id = \(appID) AND push_id = \(pushID) AND state IN ('queued', 'sending')
+            WITH finished AS (
+                UPDATE pushes SET state = 'failed', failure_reason = \(reason), finished_at = now(), counts = \(parts.counts.json.text)::jsonb
+                WHERE app_id = \(appID) AND push_id = \(pushID) AND state IN ('queued', 'sending')
+                RETURNING \(unescaped: EventLog.finishedColumns(of: "pushes")))
+            \(unescaped: EventLog.finishedEvents)
             """,
             logger: logger)
     }

@@ -194,10 +194,13 @@ extension DispatchStore {
                 try await Self.markEnded(ended, appID: appID, now: now, on: connection, logger: self.logger)
                 try await connection.query(
                     """
-                    UPDATE pushes p SET state = r.state, finished_at = \(now), counts = r.counts::jsonb
-                    FROM unnest(\(recorded.map(\.push.pushID))::uuid[], \(recorded.map(\.state.rawValue))::text[],
-                                \(recorded.map(\.push.counts.json.text))::text[]) AS r (push_id, state, counts)
-                    WHERE p.app_id = \(appID) AND p.push_id = ANY(\(recorded.map(\.push.pushID))) AND p.push_id = r.push_id
+                    WITH finished AS (
+                        UPDATE pushes p SET state = r.state, finished_at = \(now), counts = r.counts::jsonb
+                        FROM unnest(\(recorded.map(\.push.pushID))::uuid[], \(recorded.map(\.state.rawValue))::text[],
+                                    \(recorded.map(\.push.counts.json.text))::text[]) AS r (push_id, state, counts)
+                        WHERE p.app_id = \(appID) AND p.push_id = ANY(\(recorded.map(\.push.pushID))) AND p.push_id = r.push_id
+                        RETURNING \(unescaped: EventLog.finishedColumns(of: "p")))
+                    \(unescaped: EventLog.finishedEvents)
                     """,
                     logger: self.logger)
                 return recorded

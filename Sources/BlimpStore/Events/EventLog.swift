@@ -4,7 +4,8 @@ import Logging
 import PostgresNIO
 
 /// The app's event log (`events`), read as a stream. Events are written by the transactions that make the changes they
-/// report (the intake's `PUSH_BODY`, the outcomes' `SEND`, `SEND_REJECTED` and `UNINSTALL`); this reads them in offset order, only
+/// report (the intake's `PUSH_BODY`, the outcomes' `SEND`, `SEND_REJECTED` and `UNINSTALL`, `PUSH_FINISHED` where a push
+/// finishes); this reads them in offset order, only
 /// below the oldest transaction still running, so that a reader never passes an event that has yet to commit
 /// (``EventOffset``).
 public struct EventLog: Sendable {
@@ -104,12 +105,25 @@ public struct EventLog: Sendable {
             body: Self.body(of: type, pushID: pushID, stored: try row.decode(.body), payload: try row.decode(.payload), alerting: try row.decode(.alerting)))
     }
 
+    /// A statement that finishes pushes, `WITH finished AS (UPDATE pushes … RETURNING finishedColumns(of: "pushes"))`
+    /// followed by ``finishedEvents``, records a `PUSH_FINISHED` event of each push it finished, in its transaction.
+    static func finishedColumns(of table: String) -> String {
+        ["app_id", "push_id", "state", "counts", "failure_reason", "finished_at"].map { "\(table).\($0)" }.joined(separator: ", ")
+    }
+    static let finishedEvents = """
+        INSERT INTO events (app_id, type, occurred_at, push_id, body)
+        SELECT app_id, '\(EventType.pushFinished.rawValue)', finished_at, push_id,
+               jsonb_strip_nulls(jsonb_build_object('state', state, 'counts', counts, 'failure_reason', failure_reason))
+        FROM finished
+        """
+
     /// An event's `body`: the push id, and what the type tells of it.
     /// - `PUSH_BODY`: the push object as accepted, base64-encoded (`payload`), never trimmed, its `resource` `PUSH`;
     ///   without `payload` once the push's report has aged out.
     /// - `SEND`: whether the push lit the screen (`alerting`).
     /// - `SEND_REJECTED`: APNs's HTTP status (0: no answer) and reason.
     /// - `UNINSTALL`: `decay`, always `false` (APNs said so; Airship's decay is its own guess from inactivity).
+    /// - `PUSH_FINISHED`: the push's `state`, `counts` and a failure's `failure_reason`.
     static func body(of type: EventType, pushID: UUID?, stored: String?, payload: String?, alerting: Bool?) -> RawJSON {
         var members: [RawJSON.Member] = pushID.map { [.init("push_id", .string($0.lowercaseString))] } ?? []
         switch type {
@@ -119,7 +133,7 @@ public struct EventLog: Sendable {
             if let payload { members.append(.init("payload", .string(Data(payload.utf8).base64EncodedString()))) }
         case .send:
             members.append(.init("alerting", .bool(alerting ?? false)))
-        case .sendRejected, .uninstall:
+        case .sendRejected, .uninstall, .pushFinished:
             if let stored, case .object(let details)? = try? RawJSONParser.parse(Array(stored.utf8)) { members += details }
         }
         return .object(members)

@@ -36,9 +36,12 @@ public struct PushControl: Sendable {
                 logger: self.logger)
             try await connection.query(
                 """
-                UPDATE pushes SET state = 'cancelled', finished_at = now(),
-                                  failure_reason = coalesce(failure_reason || ' (then cancelled)', 'cancelled')
-                WHERE app_id = \(appID) AND push_id = \(pushID)
+                WITH finished AS (
+                    UPDATE pushes SET state = 'cancelled', finished_at = now(),
+                                      failure_reason = coalesce(failure_reason || ' (then cancelled)', 'cancelled')
+                    WHERE app_id = \(appID) AND push_id = \(pushID)
+                    RETURNING \(unescaped: EventLog.finishedColumns(of: "pushes")))
+                \(unescaped: EventLog.finishedEvents)
                 """,
                 logger: self.logger)
         }

@@ -4,9 +4,10 @@ Run by EventStreamProcessTests with BLIMP_URL (ending in /), APP_KEY, API_TOKEN,
 activity), NAMED_USER (the first phone's), FIRST_PUSH (an update already delivered to the three) and PHASE_DIR, where
 this script and the test hand over to each other by files:
 
-1. An EventConsumer from EARLIEST reads the first push's PUSH_BODY and its three SENDs, acknowledging each (its
-   FileRecorder keeps the last offset), then writes PHASE_DIR/first. The test stops the api with SIGTERM, starts it
-   again and sends a second push: the stream ends cleanly, and uaconnect reconnects by itself from its offset.
+1. An EventConsumer from EARLIEST reads the first push's PUSH_BODY, its three SENDs and its PUSH_FINISHED,
+   acknowledging each (its FileRecorder keeps the last offset), then writes PHASE_DIR/first. The test stops the api
+   with SIGTERM, starts it again and sends a second push: the stream ends cleanly, and uaconnect reconnects by itself
+   from its offset.
 2. Once it has the second push's events it writes PHASE_DIR/second. The test kills the api with SIGKILL, starts it
    again and sends a third push: the broken stream is reopened from the recorder's offset, as an application does.
 3. Every event of the three pushes was read exactly once, in offset order.
@@ -54,8 +55,12 @@ def pushes():
     return [event.body["push_id"] for event in events if event.event_type == "PUSH_BODY"]
 
 
+def of(push_id, event_type):
+    return [event for event in events if event.event_type == event_type and event.body["push_id"] == push_id]
+
+
 def sends(push_id):
-    return [event for event in events if event.event_type == "SEND" and event.body["push_id"] == push_id]
+    return of(push_id, "SEND")
 
 
 def read_until(reader, done):
@@ -74,7 +79,8 @@ def read_until(reader, done):
 
 
 def complete(count):
-    return lambda: len(pushes()) >= count and all(len(sends(push)) >= 3 for push in pushes()[:count])
+    return lambda: len(pushes()) >= count and all(
+        len(sends(push)) >= 3 and of(push, "PUSH_FINISHED") for push in pushes()[:count])
 
 
 reader = consumer(offset_file)
@@ -92,10 +98,13 @@ for push in pushes():
     check(sorted(event.device["channel"] for event in sends(push)) == sorted(channels), f"{push}'s sends")
     check(all(event.device["ios_channel"] == event.device["channel"] for event in sends(push)), "ios_channel")
     check(all(event.device["device_type"] == "IOS" for event in sends(push)), "device_type")
-check(len(events) == 12, f"twelve events once each: {[(e.event_type, e.offset) for e in events]}")
-check(len({event.id for event in events}) == 12, "distinct ids")
+    finished = of(push, "PUSH_FINISHED")
+    check(len(finished) == 1 and finished[0].body["state"] == "done" and finished[0].body["counts"]["sent"] == 3,
+          f"{push} finished: {[event.body for event in finished]}")
+check(len(events) == 15, f"fifteen events once each: {[(e.event_type, e.offset) for e in events]}")
+check(len({event.id for event in events}) == 15, "distinct ids")
 offsets = [int(event.offset) for event in events]
-check(offsets == sorted(offsets) and len(set(offsets)) == 12, f"offsets in order: {offsets}")
+check(offsets == sorted(offsets) and len(set(offsets)) == 15, f"offsets in order: {offsets}")
 named = [event for event in events if event.device and event.device.get("named_user_id") == named_user]
 check(len(named) == 3 and all(event.device["channel"] == channels[0] for event in named), "the named user's sends")
 print("resumed through SIGTERM and SIGKILL", flush=True)
@@ -126,7 +135,7 @@ check(len(found) == 3 and {event.device["channel"] for event in found} == {chann
 by_push = uaconnect.Filter()
 by_push.notifications(push_id=first_push)
 found = filtered(by_push)
-check(sorted(event.event_type for event in found) == ["PUSH_BODY", "SEND", "SEND", "SEND"], f"by push: {found}")
+check(sorted(event.event_type for event in found) == ["PUSH_BODY", "PUSH_FINISHED", "SEND", "SEND", "SEND"], f"by push: {found}")
 check({event.body["push_id"] for event in found} == {first_push}, "by push: one push")
 
 bodies = uaconnect.Filter()
