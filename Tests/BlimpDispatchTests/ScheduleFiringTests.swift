@@ -53,6 +53,26 @@ import Testing
             let record = try #require(try await store.schedule(hourly, appID: harness.app.id))
             #expect(record.nextOccurrence == start.addingTimeInterval(6 * 3600).wholeSeconds)
             #expect(try await store.schedule(once, appID: harness.app.id)?.lastError?.hasPrefix("missed") == true)
+
+            // The app's event stream says so, and then that the hourly one was cancelled.
+            #expect(try await store.cancel(hourly, appID: harness.app.id, at: harness.clock.now, by: .commandLine))
+            let log = EventLog(client: harness.database, logger: TestDatabase.logger)
+            var events: [StreamedEvent] = []
+            let deadline = ContinuousClock.now + .seconds(30)
+            while events.filter({ $0.type != .pushBody && $0.type != .pushFinished && $0.type != .send }).count < 3, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(50))
+                events = try await log.events(appID: harness.app.id, after: .start, limit: 100)
+            }
+            let schedules = events.filter { [.scheduleFired, .scheduleMissed, .scheduleCancelled].contains($0.type) }
+            #expect(schedules.map(\.type).sorted { $0.rawValue < $1.rawValue } == [.scheduleCancelled, .scheduleFired, .scheduleMissed])
+            let fired = try #require(schedules.first { $0.type == .scheduleFired })
+            #expect(fired.pushID == caughtUp[0].pushID && fired.body["schedule_id"] == .string(hourly.lowercaseString))
+            #expect(fired.body["occurrence"] == .string(AirshipDate.format(start.addingTimeInterval(5 * 3600))), "\(fired.body.text)")
+            let notSent = try #require(schedules.first { $0.type == .scheduleMissed })
+            #expect(notSent.body["schedule_id"] == .string(once.lowercaseString) && notSent.pushID == nil)
+            guard case .string(let reason)? = notSent.body["reason"] else { Issue.record("no reason: \(notSent.body.text)"); return }
+            #expect(reason.hasPrefix("missed"))
+            #expect(schedules.last?.type == .scheduleCancelled && schedules.last?.body["schedule_id"] == .string(hourly.lowercaseString))
         }
     }
 

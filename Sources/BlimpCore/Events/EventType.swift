@@ -13,4 +13,11 @@ public enum EventType: String, Sendable, CaseIterable {
     /// A push finished (Blimp's): its `state` (`done`, `superseded`, `failed`, `cancelled`), its counts, and a failure's
     /// reason.
     case pushFinished = "PUSH_FINISHED"
+    /// A schedule's occurrence fired (Blimp's): the schedule, the occurrence, a local-time schedule's zone, and the push.
+    case scheduleFired = "SCHEDULE_FIRED"
+    /// A schedule's occurrence was not sent (Blimp's): missed past the app's grace period (Blimp was down), or its push
+    /// refused; with why.
+    case scheduleMissed = "SCHEDULE_MISSED"
+    /// A schedule was cancelled (Blimp's).
+    case scheduleCancelled = "SCHEDULE_CANCELLED"
 }

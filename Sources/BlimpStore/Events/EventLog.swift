@@ -5,7 +5,7 @@ import PostgresNIO
 
 /// The app's event log (`events`), read as a stream. Events are written by the transactions that make the changes they
 /// report (the intake's `PUSH_BODY`, the outcomes' `SEND`, `SEND_REJECTED` and `UNINSTALL`, `PUSH_FINISHED` where a push
-/// finishes); this reads them in offset order, only
+/// finishes, the schedules' firings and cancellations); this reads them in offset order, only
 /// below the oldest transaction still running, so that a reader never passes an event that has yet to commit
 /// (``EventOffset``).
 public struct EventLog: Sendable {
@@ -124,6 +124,8 @@ public struct EventLog: Sendable {
     /// - `SEND_REJECTED`: APNs's HTTP status (0: no answer) and reason.
     /// - `UNINSTALL`: `decay`, always `false` (APNs said so; Airship's decay is its own guess from inactivity).
     /// - `PUSH_FINISHED`: the push's `state`, `counts` and a failure's `failure_reason`.
+    /// - `SCHEDULE_FIRED`, `SCHEDULE_MISSED`: the `schedule_id`, the `occurrence` (its wall-clock time), a local-time
+    ///   firing's `time_zone`, and a missed one's `reason`; `SCHEDULE_CANCELLED`: the `schedule_id`.
     static func body(of type: EventType, pushID: UUID?, stored: String?, payload: String?, alerting: Bool?) -> RawJSON {
         var members: [RawJSON.Member] = pushID.map { [.init("push_id", .string($0.lowercaseString))] } ?? []
         switch type {
@@ -133,7 +135,7 @@ public struct EventLog: Sendable {
             if let payload { members.append(.init("payload", .string(Data(payload.utf8).base64EncodedString()))) }
         case .send:
             members.append(.init("alerting", .bool(alerting ?? false)))
-        case .sendRejected, .uninstall, .pushFinished:
+        case .sendRejected, .uninstall, .pushFinished, .scheduleFired, .scheduleMissed, .scheduleCancelled:
             if let stored, case .object(let details)? = try? RawJSONParser.parse(Array(stored.utf8)) { members += details }
         }
         return .object(members)

@@ -211,7 +211,8 @@ extension ScheduleStore {
         return pushIDs
     }
 
-    /// Records the batch's firings in one statement: each the push it queued, or why none.
+    /// Records the batch's firings in one statement: each the push it queued, or why none, with its event for the app's
+    /// stream (`SCHEDULE_FIRED` or `SCHEDULE_MISSED`).
     private func record(_ moves: [Move], pushIDs: [FiringIndex: UUID], now: Date, on connection: PostgresConnection) async throws {
         var records: [BlimpStore.Record<ScheduleFiringColumn>] = []
         for (index, move) in moves.enumerated() {
@@ -236,7 +237,20 @@ extension ScheduleStore {
         }
         guard !records.isEmpty else { return }
         try await connection.query(
-            ScheduleFiringColumn.insert(into: "schedule_firings", records, suffix: "ON CONFLICT DO NOTHING"), logger: self.logger)
+            """
+            WITH fired AS (
+                \(unescaped: ScheduleFiringColumn.insertSelect(into: "schedule_firings"))
+                FROM jsonb_to_recordset(\(RawJSON.array(records.map(\.json)).text)::jsonb) AS r (\(unescaped: ScheduleFiringColumn.recordFields))
+                ON CONFLICT DO NOTHING
+                RETURNING app_id, schedule_id, occurrence, time_zone, push_id, skipped, fired_at)
+            INSERT INTO events (app_id, type, occurred_at, push_id, body)
+            SELECT app_id, CASE WHEN push_id IS NULL THEN 'SCHEDULE_MISSED' ELSE 'SCHEDULE_FIRED' END, fired_at, push_id,
+                   jsonb_strip_nulls(jsonb_build_object(
+                       'schedule_id', schedule_id, 'occurrence', to_char(occurrence, 'YYYY-MM-DD"T"HH24:MI:SS'),
+                       'time_zone', NULLIF(time_zone, ''), 'reason', skipped))
+            FROM fired
+            """,
+            logger: self.logger)
     }
 
     /// Moves the batch's schedules on, in one statement (a time as epoch seconds, -1 for none).

@@ -120,13 +120,20 @@ public struct ScheduleStore: Sendable {
         }
     }
 
-    /// Deletes the schedule (its pushes stay), with its `schedule.cancelled` entry by `origin`; `false` when there is
-    /// no such schedule.
+    /// Deletes the schedule (its pushes stay), with its `schedule.cancelled` entry by `origin` and its
+    /// `SCHEDULE_CANCELLED` event; `false` when there is no such schedule.
     public func cancel(_ scheduleID: UUID, appID: Int64, at now: Date, by origin: AuditOrigin) async throws(StoreError) -> Bool {
         let entry = origin.entry(appID: appID, .scheduleCancelled, subject: scheduleID.lowercaseString)
         return try await self.audited(entry, at: now) { connection in
             try await connection.query(
-                "DELETE FROM schedules WHERE app_id = \(appID) AND schedule_id = \(scheduleID) RETURNING 1", logger: self.logger
+                """
+                WITH cancelled AS (DELETE FROM schedules WHERE app_id = \(appID) AND schedule_id = \(scheduleID) RETURNING app_id, schedule_id),
+                     logged AS (
+                         INSERT INTO events (app_id, type, occurred_at, body)
+                         SELECT app_id, 'SCHEDULE_CANCELLED', \(now), jsonb_build_object('schedule_id', schedule_id) FROM cancelled)
+                SELECT 1 FROM cancelled
+                """,
+                logger: self.logger
             ).decode(Int.self).array().count == 1
         }
     }
