@@ -240,9 +240,10 @@ import Testing
         var settings = ConnectionSettings()
         settings.goAwayEvery = 50
         settings.dropEvery = 97
-        // Slower than the lease, which is short but still leaves its renewals a margin of 2 s on a busy machine: a
-        // renewal later than that lets the other worker send the batch again.
-        settings.latencyMilliseconds = 3500
+        // Slower than the lease, which is short but still leaves its renewals (every third of it) a margin of 3 s on a
+        // busy machine: a renewal later than that lets the other worker send the batch again. With 2 s, full runs of
+        // the suite, which start processes and browsers beside it, stalled a renewal past it.
+        settings.latencyMilliseconds = 5000
         try await DispatchHarness.run(settings: settings) { harness in
             harness.simulator.apns.setFaults(
                 SimulatorFaults(internalServerErrorFraction: 0.05, serviceUnavailableFraction: 0.05, tooManyRequestsFraction: 0.05))
@@ -254,12 +255,12 @@ import Testing
             }
             let faulty: (inout WorkerConfiguration) -> Void = {
                 $0.batchSize = 40
-                $0.lease = .seconds(3)
+                $0.lease = .milliseconds(4500)
                 // Enough attempts that 15% failures (and lost connections) on each leave no token behind.
                 $0.delivery = DeliveryPolicy(maxAttempts: 10, baseDelay: .milliseconds(20), maxDelay: .milliseconds(200))
             }
             let reports = try await harness.deliver(
-                ids, with: [harness.worker("w1", configure: faulty), harness.worker("w2", configure: faulty)], within: .seconds(180))
+                ids, with: [harness.worker("w1", configure: faulty), harness.worker("w2", configure: faulty)], within: .seconds(300))
             #expect(reports.allSatisfy { $0.state == .done && $0.counts.sent == 80 && $0.counts.failed.isEmpty }, "\(reports.map(\.counts))")
             for (name, group) in devices {
                 for device in group {
