@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import BlimpStore
 import BlimpTestSupport
 import Foundation
 import HTTPTypes
@@ -78,6 +79,49 @@ import Testing
             let occurred = try #require(event["occurred"] as? String)
             #expect(occurred.wholeMatch(of: /\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z/) != nil, "\(occurred)")
             #expect(event["device"] == nil)
+        }
+    }
+
+    /// A stream whose filters leave out what it reads is sent where it has read to, so that its reader's offset moves.
+    @Test func aFilteredStreamIsToldItsOffsetWhenItAsksForUpdates() async throws {
+        try await APIHarness.run(.live) { harness, client in
+            let port = try #require(client.port)
+            var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/api/events")
+            request.method = .POST
+            for field in self.fields(harness) { request.headers.add(name: field.name.rawName, value: field.value) }
+            request.body = .bytes(ByteBuffer(string: #"{"start": "LATEST", "enable_offset_updates": true, "filters": [{"types": ["UNINSTALL"]}]}"#))
+            let response = try await HTTPClient.shared.execute(request, timeout: .seconds(60))
+            #expect(response.status == .ok)
+            let line = try await withThrowingTaskGroup(of: String?.self) { group in
+                group.addTask {
+                    var text = ""
+                    var pushed = false
+                    for try await chunk in response.body {
+                        text += String(buffer: chunk)
+                        // Caught up: a second later (updates go out at most once a second), a push the filter leaves out.
+                        if !pushed, text.contains("\n") {
+                            pushed = true
+                            try await Task.sleep(for: .milliseconds(1100))
+                            let push = #"{"audience": "all", "device_types": ["ios"], "notification": {"alert": "hi"}}"#
+                            #expect(try await client.send(.post, "/api/push", harness.master(), push).status == .accepted)
+                        }
+                        if let update = text.split(separator: "\n").first(where: { $0.contains("OFFSET_UPDATE") }) { return String(update) }
+                    }
+                    return nil
+                }
+                group.addTask {
+                    try await Task.sleep(for: .seconds(60))
+                    return nil
+                }
+                let first = try await group.next() ?? nil
+                group.cancelAll()
+                return first
+            }
+            let update = try #require(try line.map { try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] } ?? nil)
+            let offset = try #require(update["offset"] as? String)
+            let events = try await EventLog(client: harness.database, logger: TestDatabase.logger)
+                .events(appID: harness.scores.app.id, after: .start, limit: 10)
+            #expect(events.map(\.type) == [.pushBody] && events.first?.offset.text == offset, "\(update)")
         }
     }
 

@@ -15,12 +15,6 @@ public struct EventFilter: Sendable, Equatable {
     /// The most milliseconds between an event's occurrence and its processing.
     public var latency: Int64?
 
-    public init(types: Set<EventType>? = nil, channels: Set<UUID>? = nil, pushID: UUID? = nil) {
-        self.types = types
-        self.channels = channels
-        self.pushID = pushID
-    }
-
     static let deviceTypeNames = ["ios", "android", "amazon", "sms", "email", "web", "open"]
 
     /// Reads one entry, found at `path` (`filters[0]`).
