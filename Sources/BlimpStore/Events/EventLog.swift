@@ -85,8 +85,9 @@ public struct EventLog: Sendable {
             case .id, .type, .occurredAt, .processedAt, .channelID, .pushID: "e.\(self.rawValue)"
             case .body: "e.body::text"
             case .namedUserID: "c.named_user_id"
-            case .payload: "p.payload::text"
-            case .alerting: "p.alerting"
+            // Each read only for the type that shows it: a fan-out's thousands of SENDs do not each read the push object.
+            case .payload: "CASE WHEN e.type = '\(EventType.pushBody.rawValue)' THEN p.payload::text END"
+            case .alerting: "CASE WHEN e.type = '\(EventType.send.rawValue)' THEN p.alerting END"
             }
         }
     }
