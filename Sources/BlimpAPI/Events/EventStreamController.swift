@@ -45,8 +45,10 @@ struct EventStreamController: Sendable {
             throw AirshipError.invalid(InvalidField(
                 "resume_offset", "events after this offset are past their retention and deleted; start from EARLIEST"))
         }
-        let start = try await self.log.offset(for: stream.start)
-        let opening = try await self.log.horizon().next
+        // One snapshot says both where a stream from the latest event starts and which transactions it waits out.
+        let horizon = try await self.log.horizon()
+        let start = EventLog.offset(for: stream.start, at: horizon)
+        let opening = horizon.next
         guard let slot = self.slots.take(appID: caller.app.id) else {
             throw AirshipError.tooManyRequests(
                 "the app has \(StreamSlots.perApp) event streams open on this server", retryAfter: Self.keepaliveInterval)

@@ -17,13 +17,13 @@ public struct EventLog: Sendable {
         self.logger = logger
     }
 
-    /// The offset a stream starting at `start` reads after. The latest is the oldest transaction still running: an
-    /// event it or a later one commits is new to the stream.
-    public func offset(for start: EventStreamRequest.Start) async throws(StoreError) -> EventOffset {
+    /// The offset a stream starting at `start` reads after, as of `horizon`. The latest is the oldest transaction still
+    /// running: an event it or a later one commits is new to the stream.
+    public static func offset(for start: EventStreamRequest.Start, at horizon: Horizon) -> EventOffset {
         switch start {
         case .earliest: .start
         case .after(let offset): offset
-        case .latest: EventOffset(transaction: try await self.horizon().oldestRunning, id: 0)
+        case .latest: EventOffset(transaction: horizon.oldestRunning, id: 0)
         }
     }
 
