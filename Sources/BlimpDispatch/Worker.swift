@@ -161,6 +161,8 @@ public final class Worker: Service, Sendable {
             let ending = try await self.renewingLease(of: [push]) { try await fanOut.run(push) }
             if case .abandoned = ending { try await self.store.release(push, worker: self.name) }
             self.logger.debug("part \(ending)", metadata: metadata)
+        } catch is LeaseLost {
+            self.logger.debug("part left to the worker that took it over", metadata: metadata)
         } catch where Task.isCancelled {
             // Stopped, not failed: the lease runs out and another worker resumes the part from its checkpoint.
             self.logger.debug("part left to its lease", metadata: metadata)
@@ -186,6 +188,8 @@ public final class Worker: Service, Sendable {
                 let overflowing = try await self.renewingLease(of: pushes) { try await fanOut.run(perUser: pushes) }
                 self.logger.debug("per-user pushes sent", metadata: metadata)
                 for push in overflowing { await self.deliver(push) }
+            } catch is LeaseLost {
+                self.logger.debug("per-user pushes left to the worker that took one over", metadata: metadata)
             } catch where Task.isCancelled {
                 self.logger.debug("per-user pushes left to their lease", metadata: metadata)
             } catch {
@@ -242,19 +246,25 @@ public final class Worker: Service, Sendable {
     }
 
     /// Runs `body` while renewing the parts' leases every third of their length, so that an APNs slower than the lease
-    /// never lets another worker take a part over and send its batch again.
+    /// never lets another worker take a part over and send its batch again. When another worker has taken one over all
+    /// the same (this one stalled past its lease), `body` is cancelled, so that only what was in flight goes twice,
+    /// and ``LeaseLost`` is thrown.
     private func renewingLease<T: Sendable>(of parts: [ClaimedPush], _ body: @escaping @Sendable () async throws -> T) async throws -> T {
-        try await withThrowingTaskGroup(of: T?.self) { group in
+        let metadata: Logger.Metadata = [
+            "push.id": "\(parts[0].pushID.lowercaseString)", "part": "\(parts[0].part)", "parts": "\(parts.count)", "worker": "\(self.name)",
+        ]
+        return try await withThrowingTaskGroup(of: T?.self) { group in
             group.addTask { try await body() }
             group.addTask {
                 while !Task.isCancelled {
                     try? await Task.sleep(for: self.configuration.lease / 3)
                     if Task.isCancelled { break }
-                    if (try? await self.store.renewLeases(of: parts, worker: self.name, lease: self.configuration.lease)) == false {
-                        self.logger.warning("lease lost", metadata: [
-                            "push.id": "\(parts[0].pushID.lowercaseString)", "part": "\(parts[0].part)", "parts": "\(parts.count)",
-                        ])
-                        break
+                    switch try? await self.store.renewLeases(of: parts, worker: self.name, lease: self.configuration.lease) {
+                    case true?: self.logger.trace("lease renewed", metadata: metadata)
+                    case false?:
+                        self.logger.warning("lease lost", metadata: metadata)
+                        throw LeaseLost()
+                    case nil: break  // PostgreSQL did not answer: the next renewal tries again.
                     }
                 }
                 return nil
@@ -266,6 +276,9 @@ public final class Worker: Service, Sendable {
             preconditionFailure("the fan-out's task always returns")
         }
     }
+
+    /// Another worker holds a part this one was sending: what is left of it is that worker's to send.
+    struct LeaseLost: Error {}
 
     /// The app's bundle id, key, environment and budget, read again after a minute.
     private func profile(of appID: Int64) async throws -> FanOut.DeliveryTarget {

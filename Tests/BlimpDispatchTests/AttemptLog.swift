@@ -5,7 +5,7 @@ import Logging
 import Synchronization
 
 /// The APNs attempts the workers traced ("apns attempt"), per channel, so that a test which finds a token not
-/// delivered can show what each of its attempts got back.
+/// delivered can show what each of its attempts got back; and the parts they claimed and the leases they renewed and lost.
 final class AttemptLog: Sendable {
     /// One attempt at one token.
     struct Attempt: Sendable, CustomStringConvertible {
@@ -26,6 +26,17 @@ final class AttemptLog: Sendable {
     }
 
     private let attempts = Mutex<[String: [Attempt]]>([:])
+    private let leases = Mutex<[Lease]>([])
+
+    /// A worker claiming a part, renewing its lease or losing it ("part claimed", "lease renewed", "lease lost").
+    struct Lease: Sendable {
+        enum Event: String, Sendable {
+            case claimed = "part claimed", renewed = "lease renewed", lost = "lease lost"
+        }
+
+        var event: Event
+        var pushID: String
+    }
 
     /// A logger for a worker: it keeps the attempts and passes everything else on to the tests' logger.
     var logger: Logger {
@@ -54,12 +65,22 @@ final class AttemptLog: Sendable {
             .joined(separator: "\n")
     }
 
+    /// The parts the workers claimed, and the leases they renewed or lost, in order.
+    func leaseHistory() -> [Lease] {
+        self.leases.withLock { $0 }
+    }
+
+    private func record(_ event: Lease.Event, _ metadata: Logger.Metadata) {
+        guard let pushID = metadata["push.id"].map({ "\($0)" }) else { return }
+        self.leases.withLock { $0.append(Lease(event: event, pushID: pushID)) }
+    }
+
     private func record(_ metadata: Logger.Metadata) {
         guard let channel = metadata["channel.id"].map({ "\($0)" }) else { return }
         self.attempts.withLock { $0[channel, default: []].append(Attempt(metadata: metadata)) }
     }
 
-    /// Keeps "apns attempt" entries whatever the tests' level, and passes on what reaches that level.
+    /// Keeps "apns attempt", claim and lease entries whatever the tests' level, and passes on what reaches that level.
     private struct Handler: LogHandler {
         let log: AttemptLog
         var handler: any LogHandler
@@ -70,8 +91,11 @@ final class AttemptLog: Sendable {
         }
 
         func log(event: LogEvent) {
-            if event.message.description == "apns attempt" {
+            let message = event.message.description
+            if message == "apns attempt" {
                 self.log.record(self.handler.metadata.merging(event.metadata ?? [:]) { $1 })
+            } else if let lease = Lease.Event(rawValue: message) {
+                self.log.record(lease, event.metadata ?? [:])
             }
             if event.level >= self.handler.logLevel { self.handler.log(event: event) }
         }

@@ -219,22 +219,29 @@ public struct DispatchStore: Sendable {
         return claimed
     }
 
-    /// Renews the parts' leases while a batch is in flight; `false` when the worker no longer holds one of them. The
-    /// parts are found by their keys with `= ANY` (see ``record(perUser:worker:now:)``).
+    /// Renews the parts' leases while a batch is in flight; `false` when the worker no longer holds one of them:
+    /// another worker claimed it after its lease ran out, or it was queued again. (A part the worker finished itself is
+    /// still its own.) The parts are found by their keys with `= ANY` (see ``record(perUser:worker:now:)``).
     public func renewLeases(of parts: [ClaimedPush], worker: String, lease: Duration) async throws(StoreError) -> Bool {
         try await StoreError.mapping {
             try await self.client.query(
                 """
-                UPDATE push_parts t SET lease_expires_at = now() + make_interval(secs => \(Self.seconds(lease)))
-                FROM unnest(\(parts.map(\.appID))::bigint[], \(parts.map(\.pushID))::uuid[], \(parts.map(\.part))::smallint[])
-                     AS r (app_id, push_id, part)
-                WHERE t.app_id = ANY(\(parts.map(\.appID))) AND t.push_id = ANY(\(parts.map(\.pushID)))
-                  AND t.app_id = r.app_id AND t.push_id = r.push_id AND t.part = r.part AND t.claimed_by = \(worker)
-                  AND t.state = 'sending'
-                RETURNING 1
+                WITH held AS (
+                    SELECT t.app_id, t.push_id, t.part, t.claimed_by IS NOT DISTINCT FROM \(worker) AS own, t.state = 'sending' AS sending
+                    FROM push_parts t
+                    JOIN unnest(\(parts.map(\.appID))::bigint[], \(parts.map(\.pushID))::uuid[], \(parts.map(\.part))::smallint[])
+                         AS r (app_id, push_id, part) ON t.app_id = r.app_id AND t.push_id = r.push_id AND t.part = r.part
+                    WHERE t.app_id = ANY(\(parts.map(\.appID))) AND t.push_id = ANY(\(parts.map(\.pushID)))
+                    FOR UPDATE OF t
+                ), renewed AS (
+                    UPDATE push_parts t SET lease_expires_at = now() + make_interval(secs => \(Self.seconds(lease)))
+                    FROM held h
+                    WHERE t.app_id = h.app_id AND t.push_id = h.push_id AND t.part = h.part AND h.own AND h.sending
+                )
+                SELECT count(*) FILTER (WHERE NOT own)::int FROM held
                 """,
                 logger: self.logger
-            ).decode(Int.self).array().count == parts.count
+            ).decode(Int.self).array() == [0]
         }
     }
 
