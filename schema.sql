@@ -881,3 +881,20 @@ CREATE TABLE event_trims (
 -- Whether the app's event stream carries a SEND per device sent (the default). An app sending to millions may turn
 -- them off: the rest of its events stay.
 ALTER TABLE apps ADD COLUMN send_events boolean NOT NULL DEFAULT true;
+
+-- version 34: when an activity's next state comes from time alone
+-- When an activity's state changes by time alone (expired 8 hours after its start while active, dismissed at its
+-- dismissal date once ended), so that the janitor reports it on the event stream once it passes: NULL once reported,
+-- and while none is coming. Activities on record now get theirs where it is still ahead.
+ALTER TABLE live_activities ADD COLUMN due_at timestamptz;
+UPDATE live_activities SET due_at = due.at
+FROM (SELECT app_id, channel_id, name,
+             CASE WHEN state = 'active' THEN started_at + interval '8 hours'
+                  ELSE coalesce(dismiss_at, coalesce(ended_at, updated_at) + interval '4 hours') END AS at
+      FROM live_activities) AS due
+WHERE live_activities.app_id = due.app_id AND live_activities.channel_id = due.channel_id
+  AND live_activities.name = due.name AND due.at > now();
+
+-- version 35, no transaction: the activities whose time-derived state is coming, by when
+DROP INDEX CONCURRENTLY IF EXISTS live_activities_due;
+CREATE INDEX CONCURRENTLY live_activities_due ON live_activities (app_id, due_at) WHERE due_at IS NOT NULL;

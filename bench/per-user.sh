@@ -15,6 +15,8 @@
 #
 #   bench/per-user.sh [N=50000] [C=64] [W=2] [R=1000] [S=60]
 #
+# SEND_EVENTS=off measures without a SEND event per token (blimp apps send-events); the PUSH_BODY and PUSH_FINISHED of
+# each push stay.
 # Uses release builds (swift build -c release --product blimp, and --product push-load; BLIMP and PUSH_LOAD override).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,6 +30,7 @@ seconds=${5:-60}
 python3 -c "import pgqueuer, asyncpg" 2>/dev/null || pip install -q pgqueuer==1.6.0 asyncpg >/dev/null 2>&1
 source bench/setup.sh
 auth="$(field app_key):$(field master_secret)"
+"$blimp" apps send-events --app-key "$(field app_key)" "${SEND_EVENTS:-on}" >/dev/null
 read -r sim_port admin_port api_port < <(loopback_ports 3)
 start_simulator "$sim_port" "$admin_port"
 start_api "$api_port"
@@ -52,7 +55,7 @@ time_drain() {
     python3 -c "print($end - $start)"
 }
 
-echo "$postgres_line; $users users, $connections connections, $workers workers; steady $rate/s for $seconds s"
+echo "$postgres_line; $users users, $connections connections, $workers workers; steady $rate/s for $seconds s; SEND events ${SEND_EVENTS:-on}"
 echo
 echo "== 1. intake: one update per user through POST /api/push, workers stopped"
 echo "| pushes | seconds | pushes/s | p50 ms | p99 ms | answers |"

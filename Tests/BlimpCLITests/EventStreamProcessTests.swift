@@ -7,8 +7,9 @@ import Glibc
 #endif
 
 /// Airship's own Real-Time Data Streaming client (`uaconnect`, unmodified) reading `POST /api/events` from real
-/// processes: a push to three phones gives its `PUSH_BODY`, three `SEND`s and its `PUSH_FINISHED`; the client keeps
-/// its place while the api is stopped (SIGTERM) and killed (SIGKILL) and started again, and filters by type, channel,
+/// processes: three phones' activities becoming active, then pushes to them, each giving its `PUSH_BODY`, three
+/// `SEND`s and its `PUSH_FINISHED`, and the last, an end, the activities' `LIVE_ACTIVITY_ENDED`; the client keeps its
+/// place while the api is stopped (SIGTERM) and killed (SIGKILL) and started again, and filters by type, channel,
 /// push and named user send exactly the matching events (Python/event_stream.py holds the client's side).
 @Suite(.enabled(if: TestDatabase.isEnabled)) struct EventStreamProcessTests {
     @Test func airshipsStreamingClientReadsEveryEventThroughRestartsOfTheAPI() async throws {
@@ -51,7 +52,9 @@ import Glibc
             try await Self.waitFor(phases.appendingPathComponent(phase), or: client)
             let exited = try await deployment.restartAPI(after: signal)
             if signal == SIGTERM { #expect(exited.status == 0, "the api with a stream open: \(exited.stderr.suffix(2000))") }
-            _ = try await LiveActivityStateProcessTests.push(deployment, #""event": "update", "name": "final", "content_state": {"home": 2}"#)
+            // The third push ends the activities.
+            let event = signal == SIGTERM ? "update" : "end"
+            _ = try await LiveActivityStateProcessTests.push(deployment, #""event": "\#(event)", "name": "final", "content_state": {"home": 2}"#)
         }
         let (status, output) = try await client.value
         #expect(status == 0, "\(output)")

@@ -119,6 +119,7 @@ extension ListenOptions {
         }
         return Janitor(
             [
+                .init("live activity states that came with time", verb: "reported") { try await channels.reportTimedActivityStates(budget: $0) },
                 .init("expired live activities") { try await channels.deleteExpiredActivities(budget: $0) },
                 .init("activities awaiting their token", verb: "expired") { try await dispatch.expireAwaitingActivities(now: Date(), budget: $0) },
                 .init("expired idempotency keys") { try await keys.deleteExpired(budget: $0) },

@@ -10,6 +10,23 @@ public enum EventType: String, Sendable, CaseIterable {
     /// APNs answered 410 for the channel's device token: the app is no longer installed there. A 410 for a Live
     /// Activity's or a push-to-start token is that token gone, not an uninstall (a `SEND_REJECTED` only).
     case uninstall = "UNINSTALL"
+    /// A channel's tags changed, through the API or the SDK: `add` and `remove`, the tags added and removed, and
+    /// `current`, the channel's tags now, each by group (Airship's body).
+    case tagChange = "TAG_CHANGE"
+    /// A start by push-to-start reached the channel (Blimp's): APNs accepted it, and the activity awaits its update
+    /// token. `name`; `activity_id` is `null` until the token comes.
+    case liveActivityAwaitingToken = "LIVE_ACTIVITY_AWAITING_TOKEN"
+    /// The device reported an activity's update token (Blimp's): it started on the device, or a start awaiting its
+    /// token began. `name`, `activity_id`, `started_at`.
+    case liveActivityActive = "LIVE_ACTIVITY_ACTIVE"
+    /// An activity ended (Blimp's): `ended_by` `push` (APNs accepted an end for it) or `device` (the app or the user
+    /// ended it); `name`, `activity_id`, and the `dismissal_date` it leaves the Lock Screen at.
+    case liveActivityEnded = "LIVE_ACTIVITY_ENDED"
+    /// An ended activity's dismissal date passed (Blimp's): it is off the Lock Screen. `name`, `activity_id`.
+    case liveActivityDismissed = "LIVE_ACTIVITY_DISMISSED"
+    /// An activity reached its 8 hours without ending, and iOS ended it; or a start's token never came within them
+    /// (Blimp's). `name`, `activity_id` (`null` for a start whose token never came).
+    case liveActivityExpired = "LIVE_ACTIVITY_EXPIRED"
     /// A push finished (Blimp's): its `state` (`done`, `superseded`, `failed`, `cancelled`), its counts, and a failure's
     /// reason.
     case pushFinished = "PUSH_FINISHED"

@@ -90,7 +90,7 @@ extension DispatchStore {
                         break
                     case .end:
                         try await Self.markEnded(
-                            sent.map { EndedActivity(channelID: $0, name: name, dismissAt: push.dismissalDate) }, appID: push.appID, now: now, on: connection, logger: self.logger)
+                            sent.map { EndedActivity(channelID: $0, name: name, dismissAt: push.dismissalDate, pushID: push.pushID) }, appID: push.appID, now: now, on: connection, logger: self.logger)
                     case .update:
                         break
                     }
@@ -149,34 +149,45 @@ extension DispatchStore {
         var channelID: UUID
         var name: String
         var dismissAt: Date?
+        /// The end.
+        var pushID: UUID
     }
 
-    /// Ends the app's active activities that ends reached.
+    /// Ends the app's active activities that ends reached, each with a `LIVE_ACTIVITY_ENDED` event, and its dismissal
+    /// due (`due_at`) for the janitor to report.
     static func markEnded(_ activities: [EndedActivity], appID: Int64, now: Date, on connection: PostgresConnection, logger: Logger) async throws {
         guard !activities.isEmpty else { return }
         let dismissals = activities.map { $0.dismissAt ?? now.addingTimeInterval(LiveActivityLifetime.dismissedAfterEnd) }
         try await connection.query(
             """
-            UPDATE live_activities la SET state = 'ended', ended_at = \(now), dismiss_at = r.dismiss_at
-            FROM unnest(\(activities.map(\.channelID))::uuid[], \(activities.map(\.name))::text[], \(dismissals)::timestamptz[])
-                 AS r (channel_id, name, dismiss_at)
-            WHERE la.app_id = \(appID) AND la.channel_id = r.channel_id AND la.name = r.name AND la.state = 'active'
+            WITH ended AS (
+                UPDATE live_activities la SET state = 'ended', ended_at = \(now), dismiss_at = r.dismiss_at, due_at = r.dismiss_at
+                FROM unnest(\(activities.map(\.channelID))::uuid[], \(activities.map(\.name))::text[], \(dismissals)::timestamptz[],
+                            \(activities.map(\.pushID))::uuid[])
+                     AS r (channel_id, name, dismiss_at, push_id)
+                WHERE la.app_id = \(appID) AND la.channel_id = r.channel_id AND la.name = r.name AND la.state = 'active'
+                RETURNING la.app_id, la.channel_id, la.name, la.activity_id, la.ended_at AS occurred_at, r.push_id, la.dismiss_at)
+            \(unescaped: EventLog.activityEvents(
+                .liveActivityEnded, from: "ended", details: ", 'ended_by', 'push', 'dismissal_date', \(EventLog.date("dismiss_at"))"))
             """,
             logger: logger)
     }
 
     /// Leaves an activity awaiting its token on each of `channels`, where APNs accepted the start (``AwaitingToken``),
-    /// replacing one that expired there.
+    /// replacing one that expired there; each a `LIVE_ACTIVITY_AWAITING_TOKEN` event.
     private static func awaitTokens(
         of channels: [UUID], name: String, start: ClaimedPush, now: Date, on connection: PostgresConnection, logger: Logger
     ) async throws {
         try await connection.query(
             """
-            INSERT INTO awaiting_activities (app_id, channel_id, name, start_push_id, sent_at)
-            SELECT \(start.appID), channel_id, \(name), \(start.pushID), \(now) FROM unnest(\(channels)::uuid[]) AS r (channel_id)
-            ON CONFLICT (app_id, channel_id, name) DO UPDATE SET
-                start_push_id = EXCLUDED.start_push_id, sent_at = EXCLUDED.sent_at, state = 'awaiting',
-                held_push_id = NULL, held_timestamp = NULL
+            WITH awaiting AS (
+                INSERT INTO awaiting_activities (app_id, channel_id, name, start_push_id, sent_at)
+                SELECT \(start.appID), channel_id, \(name), \(start.pushID), \(now) FROM unnest(\(channels)::uuid[]) AS r (channel_id)
+                ON CONFLICT (app_id, channel_id, name) DO UPDATE SET
+                    start_push_id = EXCLUDED.start_push_id, sent_at = EXCLUDED.sent_at, state = 'awaiting',
+                    held_push_id = NULL, held_timestamp = NULL
+                RETURNING app_id, channel_id, name, NULL::text AS activity_id, sent_at AS occurred_at, start_push_id AS push_id)
+            \(unescaped: EventLog.activityEvents(.liveActivityAwaitingToken, from: "awaiting"))
             """,
             logger: logger)
     }

@@ -141,7 +141,7 @@ extension DispatchStore {
                 guard !sent.isEmpty else { return }
                 if event == .end {
                     try await Self.markEnded(
-                        sent.map { EndedActivity(channelID: $0, name: name, dismissAt: push.dismissalDate) }, appID: push.appID, now: now, on: connection, logger: self.logger)
+                        sent.map { EndedActivity(channelID: $0, name: name, dismissAt: push.dismissalDate, pushID: push.pushID) }, appID: push.appID, now: now, on: connection, logger: self.logger)
                 }
                 try await connection.query(
                     """
@@ -169,7 +169,8 @@ extension DispatchStore {
     }
 
     /// The janitor's chore: marks activities that awaited their token for their whole lifetime expired, counting them
-    /// on their start and on the push held for each (`expired_awaiting_token`), and deletes expired ones once iOS would
+    /// on their start and on the push held for each (`expired_awaiting_token`), each a `LIVE_ACTIVITY_EXPIRED` event
+    /// (occurring when their 8 hours ran out, its push the start), and deletes expired ones once iOS would
     /// have removed them; app by app in batches (``BatchedDelete``) until `budget` is spent. Returns how many expired.
     public func expireAwaitingActivities(now: Date, budget: Duration, batchSize: Int = BatchedDelete.size) async throws(StoreError) -> Int {
         let started = ContinuousClock.now
@@ -185,7 +186,13 @@ extension DispatchStore {
                             SELECT ctid FROM awaiting_activities
                             WHERE app_id = \(appID) AND sent_at <= \(updatable) AND state = 'awaiting' LIMIT \(limit)))
                       AND app_id = \(appID) AND sent_at <= \(updatable) AND state = 'awaiting'
-                    RETURNING app_id, start_push_id, held_push_id),
+                    RETURNING app_id, channel_id, name, start_push_id, held_push_id, sent_at),
+                expiries AS (
+                    SELECT app_id, channel_id, name, NULL::text AS activity_id, start_push_id AS push_id,
+                           sent_at + interval '\(unescaped: String(Int(LiveActivityLifetime.updatable))) seconds' AS occurred_at
+                    FROM expired),
+                reported AS (
+                    \(unescaped: EventLog.activityEvents(.liveActivityExpired, from: "expiries"))),
                 counted AS (
                     SELECT app_id, push_id, count(*)::int AS n FROM (
                         SELECT app_id, start_push_id AS push_id FROM expired

@@ -189,7 +189,7 @@ extension DispatchStore {
                 let ended = recorded.flatMap { delivery -> [EndedActivity] in
                     guard case .liveActivity(.end, let name, _) = delivery.push.kind else { return [] }
                     return delivery.outcomes.filter { $0.status == 200 }
-                        .map { EndedActivity(channelID: $0.target.channelID, name: name, dismissAt: delivery.push.dismissalDate) }
+                        .map { EndedActivity(channelID: $0.target.channelID, name: name, dismissAt: delivery.push.dismissalDate, pushID: delivery.push.pushID) }
                 }
                 try await Self.markEnded(ended, appID: appID, now: now, on: connection, logger: self.logger)
                 try await connection.query(

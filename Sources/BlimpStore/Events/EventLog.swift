@@ -127,6 +127,9 @@ public struct EventLog: Sendable {
     /// - `PUSH_FINISHED`: the push's `state`, `counts` and a failure's `failure_reason`.
     /// - `SCHEDULE_FIRED`, `SCHEDULE_MISSED`: the `schedule_id`, the `occurrence` (its wall-clock time), a local-time
     ///   firing's `time_zone`, and a missed one's `reason`; `SCHEDULE_CANCELLED`: the `schedule_id`.
+    /// - `TAG_CHANGE`: the tags added (`add`) and removed (`remove`), and the channel's tags now (`current`), by group.
+    /// - `LIVE_ACTIVITY_*`: the activity's `name` and `activity_id`; an active one's `started_at`, an ended one's
+    ///   `ended_by` and `dismissal_date` (``activityEvents(_:from:details:)``).
     static func body(of type: EventType, pushID: UUID?, stored: String?, payload: String?, alerting: Bool?) -> RawJSON {
         var members: [RawJSON.Member] = pushID.map { [.init("push_id", .string($0.lowercaseString))] } ?? []
         switch type {
@@ -136,7 +139,8 @@ public struct EventLog: Sendable {
             if let payload { members.append(.init("payload", .string(Data(payload.utf8).base64EncodedString()))) }
         case .send:
             members.append(.init("alerting", .bool(alerting ?? false)))
-        case .sendRejected, .uninstall, .pushFinished, .scheduleFired, .scheduleMissed, .scheduleCancelled:
+        case .sendRejected, .uninstall, .tagChange, .pushFinished, .scheduleFired, .scheduleMissed, .scheduleCancelled, .liveActivityAwaitingToken,
+            .liveActivityActive, .liveActivityEnded, .liveActivityDismissed, .liveActivityExpired:
             if let stored, case .object(let details)? = try? RawJSONParser.parse(Array(stored.utf8)) { members += details }
         }
         return .object(members)

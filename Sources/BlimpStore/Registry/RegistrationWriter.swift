@@ -126,7 +126,8 @@ struct RegistrationWriter: Sendable {
         return writes
     }
 
-    /// Inserts channels from a JSON array of ``NewChannel``s (`$1`) at `$2`; returns the ids inserted.
+    /// Inserts channels from a JSON array of ``NewChannel``s (`$1`) at `$2`, each one's tags a `TAG_CHANGE` event; returns
+    /// the ids inserted.
     struct InsertChannels: JSONRowsStatement {
         static let sql = """
             WITH input AS (
@@ -148,7 +149,17 @@ struct RegistrationWriter: Sendable {
                 INSERT INTO channel_tags (app_id, tag_group, tag, channel_id)
                 SELECT created.app_id, tag."group", tag.tag, created.channel_id
                 FROM created JOIN input USING (app_id, channel_id),
-                     json_to_recordset(input.tags) AS tag ("group" text, tag text))
+                     json_to_recordset(input.tags) AS tag ("group" text, tag text)),
+            -- A channel created with tags: its TAG_CHANGE, every tag added (TagWriter).
+            changed AS (
+                INSERT INTO events (app_id, type, occurred_at, channel_id, body)
+                SELECT created.app_id, '\(EventType.tagChange.rawValue)', $2, created.channel_id,
+                       jsonb_build_object('add', groups.tags, 'current', groups.tags)
+                FROM created JOIN input USING (app_id, channel_id),
+                     LATERAL (SELECT jsonb_object_agg("group", tags) AS tags FROM (
+                                  SELECT tag."group", jsonb_agg(tag.tag ORDER BY tag.tag) AS tags
+                                  FROM json_to_recordset(input.tags) AS tag ("group" text, tag text) GROUP BY tag."group") AS g) AS groups
+                WHERE groups.tags IS NOT NULL)
             SELECT channel_id FROM created
             """
         var rows: String
@@ -164,6 +175,10 @@ struct RegistrationWriter: Sendable {
     /// was sent less ``AwaitingToken/allowedClockSkew``, within the activity's lifetime: the awaiting row goes, and the
     /// push held on it is queued in held_releases for a worker, in this statement. The awaiting row is apart from the
     /// last-writer-wins columns, which the release neither reads nor writes.
+    ///
+    /// An activity that becomes active (one the channel did not have active under the name) is a
+    /// `LIVE_ACTIVITY_ACTIVE` event, and is due to expire 8 hours after its start (`due_at`); a new token of an active
+    /// activity is neither.
     struct SetActivityTokens: JSONRowsStatement {
         static let sql = """
             WITH input AS (
@@ -175,11 +190,17 @@ struct RegistrationWriter: Sendable {
                 SELECT input.* FROM input,
                      LATERAL (SELECT 1 FROM channels c
                               WHERE c.app_id = input.app_id AND c.channel_id = input.channel_id LIMIT 1) AS found),
+            -- The activities active before this statement (it reads them as they were).
+            was_active AS (
+                SELECT a.app_id, a.channel_id, a.name, a.activity_id FROM valid,
+                     LATERAL (SELECT app_id, channel_id, name, activity_id FROM live_activities la
+                              WHERE la.app_id = valid.app_id AND la.channel_id = valid.channel_id AND la.name = valid.name
+                                AND la.state = 'active') AS a),
             upserted AS (
                 INSERT INTO live_activities (app_id, channel_id, name, activity_id, token, state, started_at,
-                                             action_ts_ms, updated_at)
+                                             action_ts_ms, updated_at, due_at)
                 SELECT app_id, channel_id, name, activity_id, token, 'active', to_timestamp(started_at),
-                       action_ts_ms, $2
+                       action_ts_ms, $2, to_timestamp(started_at) + interval '\(Int(LiveActivityLifetime.updatable)) seconds'
                 FROM valid
                 ON CONFLICT (app_id, channel_id, name) DO UPDATE SET
                     activity_id = EXCLUDED.activity_id,
@@ -191,12 +212,23 @@ struct RegistrationWriter: Sendable {
                                     THEN live_activities.ended_at END,
                     dismiss_at = CASE WHEN live_activities.activity_id = EXCLUDED.activity_id
                                       THEN live_activities.dismiss_at END,
+                    due_at = CASE WHEN live_activities.state = 'ended' AND live_activities.activity_id = EXCLUDED.activity_id
+                                  THEN live_activities.due_at ELSE EXCLUDED.due_at END,
                     started_at = EXCLUDED.started_at,
                     action_ts_ms = EXCLUDED.action_ts_ms,
                     updated_at = EXCLUDED.updated_at
                 WHERE live_activities.action_ts_ms <= EXCLUDED.action_ts_ms
                 -- xmax is 0 on a row the insert created: the first activity of the name on the channel.
-                RETURNING app_id, channel_id, name, xmax = 0 AS created),
+                RETURNING app_id, channel_id, name, activity_id, state, started_at, updated_at, xmax = 0 AS created),
+            became AS (
+                SELECT app_id, channel_id, name, activity_id, updated_at AS occurred_at, NULL::uuid AS push_id,
+                       \(EventLog.date("started_at")) AS started_at
+                FROM upserted
+                -- Uncorrelated NOT IN, hashed once (see Written.Column).
+                WHERE state = 'active'
+                  AND (app_id, channel_id, name, activity_id) NOT IN (SELECT app_id, channel_id, name, activity_id FROM was_active)),
+            activated AS (
+                \(EventLog.activityEvents(.liveActivityActive, from: "became", details: ", 'started_at', started_at"))),
             awaited AS (
                 DELETE FROM awaiting_activities a USING valid
                 WHERE a.app_id = valid.app_id AND a.channel_id = valid.channel_id AND a.name = valid.name

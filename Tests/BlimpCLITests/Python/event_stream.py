@@ -4,13 +4,15 @@ Run by EventStreamProcessTests with BLIMP_URL (ending in /), APP_KEY, API_TOKEN,
 activity), NAMED_USER (the first phone's), FIRST_PUSH (an update already delivered to the three) and PHASE_DIR, where
 this script and the test hand over to each other by files:
 
-1. An EventConsumer from EARLIEST reads the first push's PUSH_BODY, its three SENDs and its PUSH_FINISHED,
-   acknowledging each (its FileRecorder keeps the last offset), then writes PHASE_DIR/first. The test stops the api
+1. An EventConsumer from EARLIEST reads the three activities' LIVE_ACTIVITY_ACTIVE, then the first push's PUSH_BODY,
+   its three SENDs and its PUSH_FINISHED, acknowledging each (its FileRecorder keeps the last offset), then writes
+   PHASE_DIR/first. The test stops the api
    with SIGTERM, starts it again and sends a second push: the stream ends cleanly, and uaconnect reconnects by itself
    from its offset.
 2. Once it has the second push's events it writes PHASE_DIR/second. The test kills the api with SIGKILL, starts it
-   again and sends a third push: the broken stream is reopened from the recorder's offset, as an application does.
-3. Every event of the three pushes was read exactly once, in offset order.
+   again and sends a third push, an end: the broken stream is reopened from the recorder's offset, as an application
+   does.
+3. Every event was read exactly once, in offset order: the end's with the activities' LIVE_ACTIVITY_ENDED.
 4. Filters, each read by a new consumer from EARLIEST up to the blank line that says the stream has caught up.
 Exits non-zero on the first failed check.
 """
@@ -101,12 +103,18 @@ for push in pushes():
     finished = of(push, "PUSH_FINISHED")
     check(len(finished) == 1 and finished[0].body["state"] == "done" and finished[0].body["counts"]["sent"] == 3,
           f"{push} finished: {[event.body for event in finished]}")
-check(len(events) == 15, f"fifteen events once each: {[(e.event_type, e.offset) for e in events]}")
-check(len({event.id for event in events}) == 15, "distinct ids")
+active = [event for event in events if event.event_type == "LIVE_ACTIVITY_ACTIVE"]
+check(events[:3] == active and sorted(event.device["channel"] for event in active) == sorted(channels)
+      and all(event.body["name"] == "final" and event.body["activity_id"] for event in active), f"active: {active}")
+ended = of(pushes()[2], "LIVE_ACTIVITY_ENDED")
+check(sorted(event.device["channel"] for event in ended) == sorted(channels)
+      and all(event.body["ended_by"] == "push" and event.body["name"] == "final" for event in ended), f"ended: {ended}")
+check(len(events) == 21, f"twenty-one events once each: {[(e.event_type, e.offset) for e in events]}")
+check(len({event.id for event in events}) == 21, "distinct ids")
 offsets = [int(event.offset) for event in events]
-check(offsets == sorted(offsets) and len(set(offsets)) == 15, f"offsets in order: {offsets}")
+check(offsets == sorted(offsets) and len(set(offsets)) == 21, f"offsets in order: {offsets}")
 named = [event for event in events if event.device and event.device.get("named_user_id") == named_user]
-check(len(named) == 3 and all(event.device["channel"] == channels[0] for event in named), "the named user's sends")
+check(len(named) == 5 and all(event.device["channel"] == channels[0] for event in named), "the named user's events")
 print("resumed through SIGTERM and SIGKILL", flush=True)
 
 
@@ -126,11 +134,15 @@ def filtered(*filters):
 by_type = uaconnect.Filter()
 by_type.types("send")
 check([event.event_type for event in filtered(by_type)] == ["SEND"] * 9, "by type")
+by_types = uaconnect.Filter()
+by_types.types("LIVE_ACTIVITY_ENDED", "PUSH_BODY")
+found = [event.event_type for event in filtered(by_types)]
+check(found == ["PUSH_BODY"] * 3 + ["LIVE_ACTIVITY_ENDED"] * 3, f"by types: {found}")
 
 by_channel = uaconnect.Filter()
 by_channel.devices(ios_channel=channels[1])
 found = filtered(by_channel)
-check(len(found) == 3 and {event.device["channel"] for event in found} == {channels[1]}, f"by channel: {found}")
+check(len(found) == 5 and {event.device["channel"] for event in found} == {channels[1]}, f"by channel: {found}")
 
 by_push = uaconnect.Filter()
 by_push.notifications(push_id=first_push)
@@ -143,6 +155,7 @@ bodies.types("PUSH_BODY")
 by_named_user = uaconnect.Filter()
 by_named_user.devices(named_user_id=named_user)
 found = filtered(bodies, by_named_user)
-check(sorted(event.event_type for event in found) == ["PUSH_BODY"] * 3 + ["SEND"] * 3, f"either filter: {found}")
+check(sorted(event.event_type for event in found) == ["LIVE_ACTIVITY_ACTIVE", "LIVE_ACTIVITY_ENDED"] + ["PUSH_BODY"] * 3 + ["SEND"] * 3,
+      f"either filter: {found}")
 
 print("all flows passed", flush=True)
