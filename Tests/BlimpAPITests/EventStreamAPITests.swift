@@ -45,6 +45,19 @@ import Testing
             answer = try await client.send(.post, "/api/events", self.fields(harness), #"{"start": "#)
             #expect(answer.status == .badRequest)
             #expect(answer.body["error"] as? String == "Could not parse request body.", "\(answer.body)")
+
+            // Hostile bodies: too large, a NUL byte in a string and outside one, nesting deeper than any parser's
+            // stack. Each is an Airship error, and the process serves on.
+            let large = #"{"filters": [{"devices": [\#(Array(repeating: #"{"ios_channel": "6c1f0000-0000-0000-0000-000000000000"}"#, count: 2000).joined(separator: ","))]}]}"#
+            answer = try await client.send(.post, "/api/events", self.fields(harness), large)
+            #expect(answer.status == .contentTooLarge, "\(answer.status)")
+            for body in ["{\"start\": \"EARL\u{0}IEST\"}", "{\"start\": \"EARLIEST\"}\u{0}", String(repeating: "[", count: 60_000)] {
+                answer = try await client.send(.post, "/api/events", self.fields(harness), body)
+                #expect(answer.status == .badRequest, "\(body.prefix(40)): \(answer.status)")
+                #expect(answer.body["ok"] as? Bool == false, "\(answer.body)")
+            }
+            answer = try await client.send(.post, "/api/events", self.fields(harness, secret: harness.scores.credentials.appSecret), "{}")
+            #expect(answer.status == .unauthorized)
         }
     }
 
