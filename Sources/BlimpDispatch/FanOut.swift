@@ -128,19 +128,18 @@ struct FanOut {
         let before = pushes.map(\.counts)
         defer { for (counts, push) in zip(before, pushes) { DispatchMetrics.count(from: counts, to: push.counts) } }
         var sends: [Send] = []
+        var outcomes = [[DispatchStore.Outcome]](repeating: [], count: pushes.count)
         for (target, index) in targets {
             pushes[index].counts.targets += 1
             switch self.plan(target, of: pushes[index]) {
             case .send(let request, let target):
                 sends.append(Send(request: request, target: target, push: index))
                 if request.priority < pushes[index].priority { pushes[index].counts.downgradedPriority += 1 }
-            case .skipAlreadyActive: pushes[index].counts.skippedAlreadyActive += 1
-            case .skipAwaitingToken: pushes[index].counts.skippedAwaitingToken += 1
-            case .skipStartBudget: pushes[index].counts.skippedStartBudget += 1
-            case .skipSuperseded: pushes[index].counts.superseded += 1
+            case .skip(let reason):
+                pushes[index].counts.count(skipped: reason)
+                outcomes[index].append(.skipped(target, reason, priority: pushes[index].priority))
             }
         }
-        var outcomes = [[DispatchStore.Outcome]](repeating: [], count: pushes.count)
         for (send, outcome) in zip(sends, try await self.deliver(sends, of: pushes)) {
             if outcome.status == 200 {
                 pushes[send.push].counts.sent += 1
@@ -162,11 +161,7 @@ struct FanOut {
 
     private enum Plan {
         case send(APNsRequest, DispatchTarget)
-        case skipAlreadyActive
-        case skipAwaitingToken
-        case skipStartBudget
-        /// An update older than what its activity was already sent.
-        case skipSuperseded
+        case skip(SkipReason)
     }
 
     /// What to do for one target: a start skips a channel where the name is already active or awaits its token, or
@@ -177,11 +172,11 @@ struct FanOut {
         var priority = push.priority
         if case .liveActivity(let event, _, _) = push.kind {
             if event == .start {
-                if target.alreadyActive { return .skipAlreadyActive }
-                if target.awaitingToken { return .skipAwaitingToken }
-                if !self.delivery.budget.allowsStart(sentInLastHour: target.recentStarts) { return .skipStartBudget }
+                if target.alreadyActive { return .skip(.alreadyActive) }
+                if target.awaitingToken { return .skip(.awaitingToken) }
+                if !self.delivery.budget.allowsStart(sentInLastHour: target.recentStarts) { return .skip(.startBudget) }
             }
-            if event == .update, target.newerSent { return .skipSuperseded }
+            if event == .update, target.newerSent { return .skip(.olderTimestamp) }
             priority = self.delivery.budget.priority(
                 requested: push.priority, alerting: push.isAlerting, sentInLastHour: target.recentPriority10,
                 frequent: target.frequentPushes)

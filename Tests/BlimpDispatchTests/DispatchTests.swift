@@ -33,8 +33,8 @@ import Testing
         }
     }
 
-    /// A start goes to push-to-start tokens once per channel; an end marks the activities ended, so a later update
-    /// skips them.
+    /// A start goes to push-to-start tokens once per channel (a channel where the name is active is skipped, an event
+    /// with its reason); an end marks the activities ended, so a later update skips them.
     @Test func startOnceEndThenSkipEnded() async throws {
         try await DispatchHarness.run { harness in
             let fresh = try await harness.register(4, name: nil, startToken: "MatchAttributes")
@@ -45,6 +45,15 @@ import Testing
                 #", "attributes_type": "MatchAttributes", "attributes": {"home": "Foxes"}, "content_state": {"home": 0}, "alert": {"title": "Kick-off"}"#))
             let started = try #require(try await harness.deliver([start]).first)
             #expect(started.counts.sent == 4 && started.counts.skippedAlreadyActive == 2, "\(started.counts)")
+            // Each device skipped is an event with its reason; no delivery outcome.
+            let skips = try await harness.database.query(
+                "SELECT push_id, body->>'reason' FROM events WHERE type = 'SEND_SKIPPED' ORDER BY channel_id", logger: TestDatabase.logger
+            ).decode((UUID, String).self).collect()
+            #expect(skips.map(\.0) == [start, start] && skips.map(\.1) == ["already_active", "already_active"], "\(skips)")
+            let outcomes = try await harness.database.query(
+                "SELECT count(*)::int FROM delivery_outcomes WHERE push_id = \(start)", logger: TestDatabase.logger
+            ).decode(Int.self).collect()
+            #expect(outcomes == [4])
             let startTokens = try await harness.database.query(
                 "SELECT token FROM push_to_start_tokens WHERE channel_id = ANY(\(fresh.map(\.channelID)))", logger: TestDatabase.logger
             ).decode(String.self).collect()

@@ -7,6 +7,8 @@ public enum EventType: String, Sendable, CaseIterable {
     case send = "SEND"
     /// APNs refused a push for one device, or did not answer: its HTTP status (0 for no answer) and APNs's reason.
     case sendRejected = "SEND_REJECTED"
+    /// A worker read the device as a target of a push and did not send it (Blimp's): its `reason` (``SkipReason``).
+    case sendSkipped = "SEND_SKIPPED"
     /// APNs answered 410 for the channel's device token: the app is no longer installed there. A 410 for a Live
     /// Activity's or a push-to-start token is that token gone, not an uninstall (a `SEND_REJECTED` only).
     case uninstall = "UNINSTALL"

@@ -50,6 +50,16 @@ public struct PushCounts: Sendable, Equatable {
         }
     }
 
+    /// Counts a target the worker did not send, under its reason (an older timestamp is superseded).
+    public mutating func count(skipped reason: SkipReason) {
+        switch reason {
+        case .alreadyActive: self.skippedAlreadyActive += 1
+        case .awaitingToken: self.skippedAwaitingToken += 1
+        case .startBudget: self.skippedStartBudget += 1
+        case .olderTimestamp: self.superseded += 1
+        }
+    }
+
     /// The counts of two parts of one fan-out together.
     public static func + (lhs: PushCounts, rhs: PushCounts) -> PushCounts {
         var sum = lhs

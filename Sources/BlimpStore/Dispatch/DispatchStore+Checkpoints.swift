@@ -4,7 +4,7 @@ import Logging
 import PostgresNIO
 
 extension DispatchStore {
-    /// What APNs answered for one target, and what follows from it.
+    /// What became of one target: what APNs answered, and what follows from it; or why it was not sent (``skipped``).
     public struct Outcome: Sendable {
         public var target: DispatchTarget
         /// The HTTP status; 0 when no answer came.
@@ -17,6 +17,8 @@ extension DispatchStore {
         /// When APNs said the token is dead: it is removed unless registered again after this time
         /// (`distantFuture` when APNs gave no 410 timestamp: dead whenever it was registered).
         public var deadSince: Date?
+        /// Why the worker did not send it (status 0, no answer): it is a `SEND_SKIPPED` event, not a delivery outcome.
+        public var skipped: SkipReason?
 
         public init(
             target: DispatchTarget, status: Int, reason: APNsReason?, apnsID: String?, uniqueID: String? = nil, priority: APNsPriority,
@@ -29,6 +31,13 @@ extension DispatchStore {
             self.uniqueID = uniqueID
             self.priority = priority
             self.deadSince = deadSince
+        }
+
+        /// A target not sent, and why.
+        public static func skipped(_ target: DispatchTarget, _ reason: SkipReason, priority: APNsPriority) -> Outcome {
+            var outcome = Outcome(target: target, status: 0, reason: nil, apnsID: nil, priority: priority)
+            outcome.skipped = reason
+            return outcome
         }
 
         /// ``uniqueID`` as the `uuid` column takes it: empty (NULL) unless it is a UUID, so that an odd value from a
@@ -102,13 +111,26 @@ extension DispatchStore {
 
     /// Inserts what APNs answered for each target of the app's pushes, with an event of each for the app's stream
     /// (`SEND` when APNs accepted it, unless the app turned them off; else `SEND_REJECTED` with the status and APNs's
-    /// reason, and an `UNINSTALL` when a 410 was for the channel's device token), and the console's sends per minute.
+    /// reason, and an `UNINSTALL` when a 410 was for the channel's device token), and the console's sends per minute;
+    /// and a `SEND_SKIPPED` event, with its reason, of each target not sent.
     static func insert(
         _ outcomes: [(pushID: UUID, outcome: Outcome)], appID: Int64, now: Date, on connection: PostgresConnection, logger: Logger
     ) async throws {
-        guard !outcomes.isEmpty else { return }
-        let pushIDs = outcomes.map(\.pushID)
-        let outcomes = outcomes.map(\.outcome)
+        let skipped = outcomes.compactMap { entry in entry.outcome.skipped.map { (pushID: entry.pushID, channelID: entry.outcome.target.channelID, reason: $0) } }
+        if !skipped.isEmpty {
+            try await connection.query(
+                """
+                INSERT INTO events (app_id, type, occurred_at, channel_id, push_id, body)
+                SELECT \(appID), '\(unescaped: EventType.sendSkipped.rawValue)', \(now), channel_id, push_id, jsonb_build_object('reason', reason)
+                FROM unnest(\(skipped.map(\.pushID))::uuid[], \(skipped.map(\.channelID))::uuid[], \(skipped.map(\.reason.rawValue))::text[])
+                     AS r (push_id, channel_id, reason)
+                """,
+                logger: logger)
+        }
+        let delivered = outcomes.filter { $0.outcome.skipped == nil }
+        guard !delivered.isEmpty else { return }
+        let pushIDs = delivered.map(\.pushID)
+        let outcomes = delivered.map(\.outcome)
         // Columns as arrays: cheaper to send and read than JSON rows, thousands at a time.
         try await connection.query(
             """

@@ -122,7 +122,7 @@ public struct EventLog: Sendable {
     /// - `PUSH_BODY`: the push object as accepted, base64-encoded (`payload`), never trimmed, its `resource` `PUSH`;
     ///   without `payload` once the push's report has aged out.
     /// - `SEND`: whether the push lit the screen (`alerting`).
-    /// - `SEND_REJECTED`: APNs's HTTP status (0: no answer) and reason.
+    /// - `SEND_REJECTED`: APNs's HTTP status (0: no answer) and reason. `SEND_SKIPPED`: the `reason` it was not sent.
     /// - `UNINSTALL`: `decay`, always `false` (APNs said so; Airship's decay is its own guess from inactivity).
     /// - `PUSH_FINISHED`: the push's `state`, `counts` and a failure's `failure_reason`.
     /// - `SCHEDULE_FIRED`, `SCHEDULE_MISSED`: the `schedule_id`, the `occurrence` (its wall-clock time), a local-time
@@ -139,7 +139,7 @@ public struct EventLog: Sendable {
             if let payload { members.append(.init("payload", .string(Data(payload.utf8).base64EncodedString()))) }
         case .send:
             members.append(.init("alerting", .bool(alerting ?? false)))
-        case .sendRejected, .uninstall, .tagChange, .pushFinished, .scheduleFired, .scheduleMissed, .scheduleCancelled, .liveActivityAwaitingToken,
+        case .sendRejected, .sendSkipped, .uninstall, .tagChange, .pushFinished, .scheduleFired, .scheduleMissed, .scheduleCancelled, .liveActivityAwaitingToken,
             .liveActivityActive, .liveActivityEnded, .liveActivityDismissed, .liveActivityExpired:
             if let stored, case .object(let details)? = try? RawJSONParser.parse(Array(stored.utf8)) { members += details }
         }
