@@ -51,6 +51,7 @@ public struct Console: Sendable {
         ActivityPage(gate: gate, channels: stores.channels, reports: stores.reports, renderer: renderer).addRoutes(to: app)
         BroadcastChannelsPage(gate: gate, channels: stores.liveActivityChannels, renderer: renderer).addRoutes(to: app)
         PushesPage(gate: gate, reports: stores.reports, renderer: renderer).addRoutes(to: app)
+        EventsPage(gate: gate, events: stores.events, renderer: renderer).addRoutes(to: app)
         PushPage(
             gate: gate, reports: stores.reports, control: stores.control, dispatch: stores.dispatch, renderer: renderer
         ).addRoutes(to: app)

@@ -21,6 +21,7 @@ enum Layout {
             <a id="nav-channels" href="{{base}}/channels" {{#inChannels}}aria-current="page"{{/inChannels}}>Channels</a>
             <a id="nav-activities" href="{{base}}/activities" {{#inActivities}}aria-current="page"{{/inActivities}}>Activities</a>
             <a id="nav-pushes" href="{{base}}/pushes" {{#inPushes}}aria-current="page"{{/inPushes}}>Pushes</a>
+            <a id="nav-events" href="{{base}}/events" {{#inEvents}}aria-current="page"{{/inEvents}}>Events</a>
             <a id="nav-schedules" href="{{base}}/schedules" {{#inSchedules}}aria-current="page"{{/inSchedules}}>Schedules</a>
             {{#maySend}}<a id="nav-compose" href="{{base}}/compose" {{#inCompose}}aria-current="page"{{/inCompose}}>Compose</a>{{/maySend}}
             {{#mayAdminister}}<a id="nav-people" href="{{base}}/people" {{#inPeople}}aria-current="page"{{/inPeople}}>People</a>

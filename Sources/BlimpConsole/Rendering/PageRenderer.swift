@@ -23,6 +23,7 @@ struct PageRenderer: Sendable {
         "pushes": PushesPage.template,
         "push-rows": PushesPage.rowsTemplate,
         "push": PushPage.template,
+        "events": EventsPage.template,
         "schedules": SchedulesPage.template,
         "schedule-fields": ScheduleForm.template,
         "compose": ComposePage.template,

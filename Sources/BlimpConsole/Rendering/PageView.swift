@@ -9,7 +9,7 @@ struct PageView<Body>: Sendable where Body: Sendable {
 /// The header's links: an app's pages, and the apps page for the admin. Each `in…` flag marks the current section
 /// (stored, as Mustache reads stored properties only).
 struct Navigation: Sendable {
-    enum Section: Sendable { case overview, channels, activities, pushes, schedules, compose, audit, apps, people, account }
+    enum Section: Sendable { case overview, channels, activities, pushes, events, schedules, compose, audit, apps, people, account }
 
     /// The app's pages, `/console/app/<key>`; `nil` on the admin's apps pages.
     let base: String?
@@ -20,6 +20,7 @@ struct Navigation: Sendable {
     let inChannels: Bool
     let inActivities: Bool
     let inPushes: Bool
+    let inEvents: Bool
     let inSchedules: Bool
     let inCompose: Bool
     let inAudit: Bool
@@ -48,6 +49,7 @@ struct Navigation: Sendable {
         self.inChannels = section == .channels
         self.inActivities = section == .activities
         self.inPushes = section == .pushes
+        self.inEvents = section == .events
         self.inSchedules = section == .schedules
         self.inCompose = section == .compose
         self.inAudit = section == .audit

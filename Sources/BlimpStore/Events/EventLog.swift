@@ -59,6 +59,11 @@ public struct EventLog: Sendable {
             ORDER BY e.xid, e.id
             LIMIT \(limit)
             """
+        return try await self.read(query)
+    }
+
+    /// The events `query` selects (``Selected``), in its order.
+    func read(_ query: PostgresQuery) async throws(StoreError) -> [StreamedEvent] {
         let rows = try await StoreError.mapping { try await self.client.query(query, logger: self.logger).collect() }
         var events: [StreamedEvent] = []
         do {

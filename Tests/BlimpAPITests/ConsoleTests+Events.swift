@@ -1,0 +1,53 @@
+import BlimpCore
+import BlimpTestSupport
+import Foundation
+import HTTPTypes
+import Testing
+
+@testable import BlimpAPI
+
+extension ConsoleTests {
+    /// The console's Events page: the app's events newest first, what devices sent escaped, filtered by type, channel
+    /// and push, a bad filter named; another app's events are not found.
+    @Test func theEventsPageShowsTheAppsEventsFiltered() async throws {
+        try await APIHarness.run { harness, client in
+            let session = try await Self.signIn(client, harness.scores)
+            let base = "/console/app/\(harness.scores.app.appKey)"
+            let csrf = try #require(try await Self.get(client, "\(base)/compose", cookie: session).csrf)
+            let sent = try await Self.post(
+                client, "\(base)/compose", cookie: session,
+                [("csrf", csrf), ("event", "update"), ("name", "match"), ("content_state", #"{"home": 1}"#), ("action", "send")])
+            let pushID = try #require(sent.headers[.location]?.split(separator: "/").last.map(String.init))
+            let channel = UUID().lowercaseString
+            try await harness.database.query(
+                """
+                INSERT INTO events (app_id, type, occurred_at, channel_id, body)
+                VALUES (\(harness.scores.app.id), 'TAG_CHANGE', now(), \(channel)::uuid, '{"add": {"device": ["<b>x</b>"]}, "current": {}}')
+                """,
+                logger: TestDatabase.logger)
+
+            let page = try await Self.get(client, "\(base)/events", cookie: session)
+            #expect(page.status == .ok)
+            #expect(page.text.contains("id=\"nav-events\""))
+            #expect(page.text.contains("PUSH_BODY") && page.text.contains("\(base)/pushes/\(pushID)"))
+            #expect(page.text.contains("\(base)/channels/\(channel)"))
+            #expect(page.text.contains("&lt;b&gt;x&lt;/b&gt;") && !page.text.contains("<b>x</b>"))
+            // Newest first.
+            let tagChange = try #require(page.text.range(of: "TAG_CHANGE</td>"))
+            let pushBody = try #require(page.text.range(of: "PUSH_BODY</td>"))
+            #expect(tagChange.lowerBound < pushBody.lowerBound)
+
+            let byType = try await Self.get(client, "\(base)/events?type=PUSH_BODY", cookie: session)
+            #expect(byType.text.contains(pushID) && !byType.text.contains(channel))
+            let byChannel = try await Self.get(client, "\(base)/events?channel=\(channel)", cookie: session)
+            #expect(byChannel.text.contains(channel) && !byChannel.text.contains("PUSH_BODY</td>"))
+            let byPush = try await Self.get(client, "\(base)/events?push=\(pushID)", cookie: session)
+            #expect(byPush.text.contains("PUSH_BODY</td>") && !byPush.text.contains("TAG_CHANGE</td>"))
+            for bad in ["type=OPEN", "channel=soon", "push=1", "start=x"] {
+                let refused = try await Self.get(client, "\(base)/events?\(bad)", cookie: session)
+                #expect(refused.status == .badRequest && refused.text.contains("role=\"alert\""), "\(bad)")
+            }
+            #expect(try await Self.get(client, "/console/app/\(harness.orders.app.appKey)/events", cookie: session).status == .notFound)
+        }
+    }
+}
