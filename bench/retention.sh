@@ -1,19 +1,20 @@
 #!/usr/bin/env bash
 # Retention at scale: fills a throwaway database with PUSHES pushes (one part each, accepted over the last 40 days and
 # finished a minute later; those of the last 10 minutes still queued) and OUTCOMES delivery outcomes (over the last 35
-# days), across four apps, one of which keeps its pushes 60 days (`blimp apps retention`), and PUSHES/5 audit entries
-# over 400 days; then runs a real `blimp api` whose janitor runs every JANITOR seconds (a round may spend a third of
-# it) with the default retentions (pushes 30d, outcomes 7d, audit 365d), for ROUNDS rounds. Prints the tables' rows
+# days), across four apps, one of which keeps its pushes 60 days (`blimp apps retention`), PUSHES/5 audit entries
+# over 400 days, and EVENTS events of the event stream over the last 14 days (half of them past the default 7 days),
+# in offset order as they are written; then runs a real `blimp api` whose janitor runs every JANITOR seconds (a round may spend a third of
+# it) with the default retentions (pushes 30d, outcomes 7d, audit 365d, events 7d), for ROUNDS rounds. Prints the tables' rows
 # before and after, and per round and chore the rows deleted and the seconds, against the round's budget (from the
 # janitor's JSON log lines). Figures go in docs/performance.md and docs/scaling.md.
 #
-#   bench/retention.sh [PUSHES=5000000] [OUTCOMES=50000000] [ROUNDS=6] [JANITOR=30]
+#   bench/retention.sh [PUSHES=5000000] [OUTCOMES=50000000] [ROUNDS=6] [JANITOR=30] [EVENTS=0]
 #
 # The janitor's work is SQL, so any build of `blimp` measures the same: BLIMP=.build/debug/blimp skips the release
 # build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-pushes=${1:-5000000} outcomes=${2:-50000000} rounds=${3:-6} janitor=${4:-30}
+pushes=${1:-5000000} outcomes=${2:-50000000} rounds=${3:-6} janitor=${4:-30} events=${5:-0}
 source bench/setup.sh
 for name in orders news; do
     "$blimp" apps create --name "$name" --bundle-id "com.example.$name" --apns-key-file "$work/key.p8" \
@@ -23,7 +24,7 @@ weather=$("$blimp" apps create --name weather --bundle-id com.example.weather --
     --apns-key-id $kid --apns-team-id $team --apns-environment sandbox | python3 -c 'import json,sys; print(json.load(sys.stdin)["app_key"])')
 "$blimp" apps retention --app-key "$weather" --pushes 60d >/dev/null
 
-echo "retention: $pushes pushes, $outcomes delivery outcomes, $((pushes / 5)) audit entries in 4 apps; janitor every ${janitor} s; $postgres_line"
+echo "retention: $pushes pushes, $outcomes delivery outcomes, $((pushes / 5)) audit entries, $events events in 4 apps; janitor every ${janitor} s; $postgres_line"
 start=$(date +%s)
 chunk=1000000
 for ((from = 1; from <= pushes; from += chunk)); do
@@ -70,6 +71,18 @@ SELECT apps.ids[1 + i % 4], md5((i / 1000)::text)::uuid, md5((i % 200000)::text)
 FROM generate_series(:from, :to) i, apps;
 SQL
 done
+chunk=2000000
+for ((from = 1; from <= events; from += chunk)); do
+    to=$((from + chunk - 1 < events ? from + chunk - 1 : events))
+    # SENDs of 200,000 devices, each chunk one transaction (one xid), its rows in the order they occurred.
+    psql -qX "$DATABASE_URL" -v from=$from -v to=$to -v n="$events" <<'SQL'
+WITH apps AS (SELECT array_agg(id ORDER BY id) AS ids FROM apps)
+INSERT INTO events (app_id, type, occurred_at, channel_id, push_id)
+SELECT apps.ids[1 + i % 4], 'SEND', now() - interval '14 days' * (1 - i::float8 / :n), md5((i % 200000)::text)::uuid,
+       md5((i / 1000)::text)::uuid
+FROM generate_series(:from, :to) i, apps ORDER BY i;
+SQL
+done
 psql -qX "$DATABASE_URL" -v n=$((pushes / 5)) <<'SQL'
 CREATE INDEX delivery_outcomes_by_channel ON delivery_outcomes (app_id, channel_id, sent_at DESC);
 CREATE INDEX delivery_outcomes_by_push ON delivery_outcomes (app_id, push_id);
@@ -87,7 +100,8 @@ SELECT t AS "table", to_char(n, 'FM999,999,999') AS rows,
        -- A partitioned table's size is its partitions'.
        pg_size_pretty(coalesce((SELECT sum(pg_total_relation_size(relid)) FROM pg_partition_tree(t::regclass)), pg_total_relation_size(t))) AS "with indexes"
 FROM (VALUES ('pushes', (SELECT count(*) FROM pushes)), ('push_parts', (SELECT count(*) FROM push_parts)),
-             ('delivery_outcomes', (SELECT count(*) FROM delivery_outcomes)), ('audit_events', (SELECT count(*) FROM audit_events))) AS v (t, n);
+             ('delivery_outcomes', (SELECT count(*) FROM delivery_outcomes)), ('audit_events', (SELECT count(*) FROM audit_events)),
+             ('events', (SELECT count(*) FROM events))) AS v (t, n);
 SQL
 }
 echo "before:"
