@@ -898,3 +898,43 @@ WHERE live_activities.app_id = due.app_id AND live_activities.channel_id = due.c
 -- version 35, no transaction: the activities whose time-derived state is coming, by when
 DROP INDEX CONCURRENTLY IF EXISTS live_activities_due;
 CREATE INDEX CONCURRENTLY live_activities_due ON live_activities (app_id, due_at) WHERE due_at IS NOT NULL;
+
+-- version 36: webhooks
+-- An app's webhook endpoints (at most 10): the app's events (those of `types`, every type when NULL) delivered in
+-- signed batches (Standard Webhooks), at least once, in offset order. `cursor_*` is the last event delivered or passed
+-- over; the batch being delivered is fixed at its first attempt (its id, body and last event), so that a retry sends
+-- the same bytes under the same `webhook-id`. The signing secret is sealed under the server key (bound to the id);
+-- after a rotation the previous one signs too until `previous_secret_until`. `next_attempt_at` is when a worker
+-- looks again: at once after a delivery, after the retry schedule after a failure. A disabled endpoint (410, failing
+-- for days, or its backlog past the event retention) says why, and waits for an admin.
+CREATE TABLE webhooks (
+    app_id                 bigint NOT NULL REFERENCES apps (id) ON DELETE CASCADE,
+    id                     text NOT NULL,
+    url                    text NOT NULL,
+    types                  text[],
+    secret_sealed          bytea NOT NULL,
+    previous_secret_sealed bytea,
+    previous_secret_until  timestamptz,
+    enabled                boolean NOT NULL DEFAULT true,
+    disabled_reason        text,
+    created_at             timestamptz NOT NULL,
+    cursor_xid             xid8 NOT NULL,
+    cursor_id              bigint NOT NULL,
+    batch_id               text,
+    batch_body             bytea,
+    batch_events           integer,
+    batch_through_xid      xid8,
+    batch_through_id       bigint,
+    attempts               integer NOT NULL DEFAULT 0,
+    failing_since          timestamptz,
+    next_attempt_at        timestamptz NOT NULL,
+    last_attempt_at        timestamptz,
+    last_status            integer,
+    last_error             text,
+    delivered_events       bigint NOT NULL DEFAULT 0,
+    claimed_by             text,
+    lease_expires_at       timestamptz,
+    PRIMARY KEY (app_id, id)
+);
+-- What workers claim: enabled endpoints by when they are due (at most 10 an app: a claim reads them all).
+CREATE INDEX webhooks_due ON webhooks (app_id, next_attempt_at) WHERE enabled;

@@ -23,11 +23,11 @@ install_system_packages() {
 # The official Airship Python library, openapi-core, schemathesis, h2, selenium and PyYAML, which the compatibility,
 # specification, interop, console browser and deploy files' tests drive.
 install_python_packages() {
-    python3 -c "import urbanairship, uaconnect, openapi_core, schemathesis, h2, selenium, yaml" 2>/dev/null && return
-    echo "blimp: installing the urbanairship, uaconnect, openapi-core, schemathesis, h2, selenium and PyYAML Python libraries" >&2
-    python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore urbanairship uaconnect openapi-core schemathesis h2 selenium pyyaml 2>/dev/null \
+    python3 -c "import urbanairship, uaconnect, standardwebhooks, openapi_core, schemathesis, h2, selenium, yaml" 2>/dev/null && return
+    echo "blimp: installing the urbanairship, uaconnect, standardwebhooks, openapi-core, schemathesis, h2, selenium and PyYAML Python libraries" >&2
+    python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore urbanairship uaconnect standardwebhooks openapi-core schemathesis h2 selenium pyyaml 2>/dev/null \
         || python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore --break-system-packages \
-            urbanairship uaconnect openapi-core schemathesis h2 selenium pyyaml
+            urbanairship uaconnect standardwebhooks openapi-core schemathesis h2 selenium pyyaml
 }
 
 # The newest installed PostgreSQL server's bin directory.

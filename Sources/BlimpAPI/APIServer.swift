@@ -17,6 +17,9 @@ public struct APIConfiguration: Sendable {
     /// APNs's channel management, for live activity channels; `nil`: creating or deleting one answers 503. The API
     /// sends no pushes.
     public var broadcastChannels: (any APNsBroadcastChannels)?
+    /// Whether webhook endpoints may be plain `http` and resolve to private, loopback or link-local addresses
+    /// (`BLIMP_WEBHOOKS_ALLOW_PRIVATE`: for tests and closed networks).
+    public var webhooksAllowPrivate = false
     /// The clock; tests inject their own.
     public var now: @Sendable () -> Date
 
@@ -89,6 +92,10 @@ public enum APIServer {
         ).addRoutes(to: api)
         AuditController(auth: auth, audit: stores.audit, publicURL: publicURL).addRoutes(to: api)
         EventStreamController(auth: auth, log: stores.events, slots: StreamSlots()).addRoutes(to: api)
+        WebhookController(
+            auth: auth, webhooks: stores.webhooks, serverKey: configuration.serverKey, allowsPrivate: configuration.webhooksAllowPrivate,
+            now: configuration.now
+        ).addRoutes(to: api)
         return router
     }
 }

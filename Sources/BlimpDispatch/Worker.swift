@@ -48,7 +48,8 @@ public final class Worker: Service, Sendable {
     let scheduler: Scheduler
     let serverKey: ServerKey
     let configuration: WorkerConfiguration
-    let name: String
+    /// The worker's name in logs and leases (its webhooks' sender claims under it too).
+    public let name: String
     let logger: Logger
     let now: @Sendable () -> Date
     private let profiles = Mutex<[Int64: (FanOut.DeliveryTarget, fetchedAt: Date)]>([:])

@@ -30,6 +30,7 @@ public struct Stores: Sendable {
     public let audit: AuditLog
     /// The apps' event streams.
     public let events: EventLog
+    public let webhooks: WebhookStore
     /// The deployment's rate-limit buckets, which every ``SharedRateLimiter`` of the process takes from together.
     public let rateBuckets: RateBuckets
 
@@ -63,6 +64,7 @@ public struct Stores: Sendable {
         self.preparationInputs = PushPreparationInputs(channels: self.liveActivityChannels, types: self.liveActivityTypes)
         self.audit = AuditLog(client: client, logger: logger, now: now)
         self.events = EventLog(client: client, logger: logger)
+        self.webhooks = WebhookStore(client: client, logger: logger)
         self.rateBuckets = RateBuckets(client: client, logger: logger)
     }
 }

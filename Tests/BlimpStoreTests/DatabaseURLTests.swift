@@ -89,7 +89,7 @@ import Testing
                 "deployment_leases", "deployment_secrets", "awaiting_activities", "held_releases", "live_activity_channels",
                 "time_zones", "schedules", "schedule_firings", "live_activity_types", "audit_events", "accounts", "account_roles",
                 "delivery_outcomes", "delivery_outcomes_default", "delivery_outcomes_upgrade",
-                "rate_buckets", "events", "event_trims",
+                "rate_buckets", "events", "event_trims", "webhooks",
             ]
         )
     }

@@ -23,7 +23,7 @@ import Testing
                 """,
                 logger: TestDatabase.logger
             ).decode(Int.self).array()
-            #expect(tables == [35])
+            #expect(tables == [36])
         }
     }
 

@@ -81,12 +81,14 @@ extension ListenOptions {
         janitorConfiguration.options.maximumConnections = 1
         let janitorDatabase = PostgresClient(pool: "janitor", configuration: janitorConfiguration, logger: logger)
         let broadcast = try APNsBroadcastClient(endpoint: apns, logger: logger)
+        var configuration = APIConfiguration(
+            serverKey: serverKey, publicURL: self.publicURL, limits: limits, retention: retention, broadcastChannels: broadcast)
+        configuration.webhooksAllowPrivate = WebhookOptions.allowsPrivate
         var api = BlimpServer.buildApplication(
             host: self.host,
             port: self.port,
             database: database,
-            configuration: APIConfiguration(
-                serverKey: serverKey, publicURL: self.publicURL, limits: limits, retention: retention, broadcastChannels: broadcast),
+            configuration: configuration,
             adminToken: self.adminToken,
             masterSecretSignIn: self.masterSecretSignIn,
             preparedStatements: !url.pooled,

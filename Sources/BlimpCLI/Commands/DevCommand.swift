@@ -1,5 +1,6 @@
 import ArgumentParser
 import BlimpCore
+import BlimpDispatch
 import BlimpSimulator
 import BlimpStore
 import Foundation
@@ -21,6 +22,7 @@ struct DevCommand: AsyncParsableCommand {
     @OptionGroup var retention: RetentionOptions
     @Option(help: "The APNs simulator's port (not run when BLIMP_APNS_URL is set).") var apnsSimPort = 2197
     @Option(help: "The APNs simulator's admin port.") var apnsSimAdminPort = 2198
+    @OptionGroup var webhooks: WebhookOptions
     @OptionGroup var metrics: MetricsOptions
     @OptionGroup var database: DatabaseOptions
     @OptionGroup var logging: LoggingOptions
@@ -57,11 +59,16 @@ struct DevCommand: AsyncParsableCommand {
         }
         let worker = try WorkerCommand.worker(
             database: database, apns: apns, broadcast: services.broadcast, serverKey: serverKey, logger: logger)
+        let webhookClient = WebhookSender.makeClient()
+        let webhooks = WorkerCommand.webhookSender(
+            database: database, client: webhookClient, serverKey: serverKey, configuration: try self.webhooks.sender(), name: worker.name,
+            logger: logger)
         let endpoint = services.metrics(metrics, samplers: [worker.apns.recordConnectionMetrics], logger: logger)
         try await runServices(
-            [tracing].compactMap { $0 } + services.all + [worker] + (simulator?.services ?? []) + endpoint, logger: logger)
+            [tracing].compactMap { $0 } + services.all + [worker, webhooks] + (simulator?.services ?? []) + endpoint, logger: logger)
         await worker.apns.shutdown()
         await services.broadcast.shutdown()
+        try? await webhookClient.shutdown()
     }
 
     /// The simulator on the loopback address, with its CA in the state folder, trusting the demo app's key.

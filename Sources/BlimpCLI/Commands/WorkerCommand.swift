@@ -1,4 +1,5 @@
 import ArgumentParser
+import AsyncHTTPClient
 import BlimpAPNs
 import BlimpCore
 import BlimpDispatch
@@ -20,6 +21,7 @@ struct WorkerCommand: AsyncParsableCommand {
     var leaseSeconds = 30
     @Option(help: "Seconds between looks for queued pushes that no notification announced.") var pollSeconds = 5
     @Option(help: "A name for this worker in logs and leases (default: worker-<random>).") var name: String?
+    @OptionGroup var webhooks: WebhookOptions
     @OptionGroup var metrics: MetricsOptions
     @OptionGroup var database: DatabaseOptions
     @OptionGroup var direct: DirectDatabaseOptions
@@ -46,13 +48,29 @@ struct WorkerCommand: AsyncParsableCommand {
         let (listening, listener) = try self.listening(beside: url, logger: logger)
         let apns = try APNsEndpointSetting.resolve()
         let broadcast = try APNsBroadcastClient(endpoint: apns, logger: logger)
+        let serverKey = try ServerKeySetting.resolve()
         let worker = try Self.worker(
-            database: database, listening: listening, apns: apns, broadcast: broadcast, serverKey: try ServerKeySetting.resolve(),
+            database: database, listening: listening, apns: apns, broadcast: broadcast, serverKey: serverKey,
             configuration: configuration, name: self.name, preparedStatements: !url.pooled, logger: logger)
+        let webhookClient = WebhookSender.makeClient()
+        let webhooks = Self.webhookSender(
+            database: database, client: webhookClient, serverKey: serverKey, configuration: try self.webhooks.sender(), name: worker.name,
+            logger: logger)
         let endpoint = metrics.map { [$0.service(samplers: [worker.apns.recordConnectionMetrics], logger: logger)] } ?? []
-        try await runServices([tracing, listener].compactMap { $0 } + [database, worker] + endpoint, logger: logger)
+        try await runServices([tracing, listener].compactMap { $0 } + [database, worker, webhooks] + endpoint, logger: logger)
         await worker.apns.shutdown()
         await broadcast.shutdown()
+        try? await webhookClient.shutdown()
+    }
+
+    /// The webhooks' sender beside a worker named `name`, posting with `client`, which the caller shuts down.
+    static func webhookSender(
+        database: PostgresClient, client: HTTPClient, serverKey: ServerKey, configuration: WebhookSender.Configuration, name: String,
+        logger: Logger
+    ) -> WebhookSender {
+        WebhookSender(
+            store: WebhookStore(client: database, logger: logger), events: EventLog(client: database, logger: logger), client: client,
+            serverKey: serverKey, configuration: configuration, name: name, logger: logger)
     }
 
     /// Where the worker LISTENs: on its database unless `url` goes through a transaction pooler, then on a client of

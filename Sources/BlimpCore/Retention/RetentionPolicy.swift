@@ -110,14 +110,21 @@ extension RetentionPolicy {
     /// A retention written as a whole number and a unit, `90s`, `15m`, `12h` or `30d`, checked against `setting`'s
     /// floor and the ``ceiling``. What is refused is an ``InvalidRetention`` naming the setting and the rule.
     public static func parse(_ text: String, for setting: Setting) throws(InvalidRetention) -> Duration {
+        guard let duration = Self.duration(text) else {
+            throw InvalidRetention(setting: setting, value: text, rule: "is not a duration: write a whole number and a unit, like 90s, 15m, 12h or 30d")
+        }
+        try Self.check(duration, for: setting, written: text)
+        return duration
+    }
+
+    /// A whole number and a unit, `90s`, `15m`, `12h` or `30d`, as a duration; `nil` for any other text.
+    public static func duration(_ text: String) -> Duration? {
         let unit = text.last.flatMap { last in Self.units.first { $0.suffix == last } }
         let digits = text.dropLast()
         guard let unit, !digits.isEmpty, digits.count <= 12, digits.allSatisfy({ $0.isASCII && $0.isNumber }), let number = Int64(digits) else {
-            throw InvalidRetention(setting: setting, value: text, rule: "is not a duration: write a whole number and a unit, like 90s, 15m, 12h or 30d")
+            return nil
         }
-        let duration = Duration.seconds(number * unit.seconds)
-        try Self.check(duration, for: setting, written: text)
-        return duration
+        return .seconds(number * unit.seconds)
     }
 
     /// Checks a retention given in seconds (a stored override) as ``parse(_:for:)`` checks a written one.

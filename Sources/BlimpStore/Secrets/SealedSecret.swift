@@ -11,6 +11,10 @@ public enum SealedSecret: Sendable, Hashable, CustomStringConvertible {
     case deployment(name: String)
     /// `accounts.totp_secret_sealed`: a console account's TOTP secret.
     case totpSecret(email: String)
+    /// `webhooks.secret_sealed`: a webhook endpoint's signing secret.
+    case webhookSecret(id: String)
+    /// `webhooks.previous_secret_sealed`, while a rotated secret still signs.
+    case previousWebhookSecret(id: String)
 
     public var description: String {
         switch self {
@@ -19,6 +23,8 @@ public enum SealedSecret: Sendable, Hashable, CustomStringConvertible {
         case .previousAppSecret(let appKey): "the previous app secret of app \(appKey)"
         case .deployment(let name): "the deployment secret \(name)"
         case .totpSecret(let email): "the TOTP secret of account \(email)"
+        case .webhookSecret(let id): "the signing secret of webhook \(id)"
+        case .previousWebhookSecret(let id): "the previous signing secret of webhook \(id)"
         }
     }
 
@@ -29,6 +35,7 @@ public enum SealedSecret: Sendable, Hashable, CustomStringConvertible {
         case .apnsKey(let appKey), .appSecret(let appKey), .previousAppSecret(let appKey): appKey
         case .deployment(let name): "deployment secret \(name)"
         case .totpSecret(let email): "account \(email)"
+        case .webhookSecret(let id), .previousWebhookSecret(let id): "webhook \(id)"
         }
     }
 }

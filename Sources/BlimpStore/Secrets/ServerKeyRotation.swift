@@ -4,7 +4,8 @@ import Logging
 import PostgresNIO
 
 /// Seals every stored secret again under the current server key (`blimp secret-key rotate`): each app's `.p8` key,
-/// app secret and previous app secret, the deployment's secrets and console accounts' TOTP secrets, once processes run with the new key as
+/// app secret and previous app secret, the deployment's secrets, console accounts' TOTP secrets and webhooks' signing
+/// secrets, once processes run with the new key as
 /// `BLIMP_SECRET_KEY` and the old one as `BLIMP_PREVIOUS_SECRET_KEY`.
 ///
 /// Rows go in keyset order, `batchSize` at a time, each batch one short transaction that locks its rows: readers
@@ -157,6 +158,9 @@ struct SealedTable: Sendable {
         ),
         SealedTable(name: "deployment_secrets", key: "name", columns: [("sealed", { .deployment(name: $0) })], touch: ", updated_at = now()"),
         SealedTable(name: "accounts", key: "email", columns: [("totp_secret_sealed", { .totpSecret(email: $0) })], touch: ""),
+        SealedTable(
+            name: "webhooks", key: "id",
+            columns: [("secret_sealed", { .webhookSecret(id: $0) }), ("previous_secret_sealed", { .previousWebhookSecret(id: $0) })], touch: ""),
     ]
 }
 

@@ -1,0 +1,148 @@
+import BlimpCore
+import Foundation
+import Logging
+import PostgresNIO
+
+/// An app's webhook endpoints (`webhooks`): created, listed, deleted, enabled again and given a new secret through the
+/// API; claimed, one worker at a time under a lease, by the workers that deliver their batches
+/// (`WebhookStore+Delivery`).
+public struct WebhookStore: Sendable {
+    let client: PostgresClient
+    let logger: Logger
+
+    /// The most endpoints an app may have.
+    public static let maximumPerApp = 10
+    /// How long a rotated secret still signs beside the new one.
+    public static let rotationOverlap: TimeInterval = 86_400
+
+    public init(client: PostgresClient, logger: Logger) {
+        self.client = client
+        self.logger = logger
+    }
+
+    /// An endpoint as the API and the console show it.
+    public struct Endpoint: Sendable, Equatable {
+        public var id: String
+        public var url: String
+        /// `nil`: every type.
+        public var types: [String]?
+        public var enabled: Bool
+        public var disabledReason: String?
+        public var createdAt: Date
+        public var attempts: Int
+        public var failingSince: Date?
+        public var lastAttemptAt: Date?
+        public var lastStatus: Int?
+        public var lastError: String?
+        public var deliveredEvents: Int64
+        /// Events of the batch being delivered, if one is.
+        public var pendingEvents: Int?
+    }
+
+    /// What a read of an endpoint selects, each column by name.
+    enum Column: String, SelectedColumn {
+        case id, url, types, enabled, disabledReason = "disabled_reason", createdAt = "created_at", attempts
+        case failingSince = "failing_since", lastAttemptAt = "last_attempt_at", lastStatus = "last_status", lastError = "last_error"
+        case deliveredEvents = "delivered_events", pendingEvents = "batch_events"
+
+        var expression: String { "w.\(self.rawValue)" }
+    }
+
+    static func endpoint(_ row: NamedRow<Column>) throws(UnreadableColumn) -> Endpoint {
+        Endpoint(
+            id: try row.decode(.id), url: try row.decode(.url), types: try row.decode(.types), enabled: try row.decode(.enabled),
+            disabledReason: try row.decode(.disabledReason), createdAt: try row.decode(.createdAt), attempts: try row.decode(.attempts),
+            failingSince: try row.decode(.failingSince), lastAttemptAt: try row.decode(.lastAttemptAt),
+            lastStatus: try row.decode(.lastStatus), lastError: try row.decode(.lastError), deliveredEvents: try row.decode(.deliveredEvents),
+            pendingEvents: try row.decode(.pendingEvents))
+    }
+
+    /// Why an endpoint was not created.
+    public enum Refusal: Error, Sendable, Equatable {
+        /// The app has ``maximumPerApp`` already.
+        case tooMany
+    }
+
+    /// Creates an endpoint for `url` and `types` (`nil`: every type) signing with `secret`, sealed under `serverKey`.
+    /// It delivers the events committed after it was created.
+    public func create(
+        appID: Int64, url: String, types: [String]?, secret: WebhookSecret, serverKey: ServerKey, now: Date
+    ) async throws(StoreError) -> Result<Endpoint, Refusal> {
+        let id = UUID.random().lowercaseString
+        let sealed = ByteBuffer(bytes: serverKey.seal(secret.bytes, boundTo: SealedSecret.webhookSecret(id: id).context))
+        return try await StoreError.mapping {
+            try await self.client.withTransaction(logger: self.logger) { connection in
+                // The app's row, locked: two creations at once count each other.
+                _ = try await connection.query("SELECT 1 FROM apps WHERE id = \(appID) FOR UPDATE", logger: self.logger).collect()
+                let rows = try await connection.query(
+                    """
+                    WITH created AS (
+                        INSERT INTO webhooks (id, app_id, url, types, secret_sealed, created_at, cursor_xid, cursor_id, next_attempt_at)
+                        SELECT \(id), \(appID), \(url), \(types)::text[], \(sealed), \(now), pg_snapshot_xmin(pg_current_snapshot()), 0, \(now)
+                        WHERE (SELECT count(*) FROM webhooks WHERE app_id = \(appID)) < \(Self.maximumPerApp)
+                        RETURNING *)
+                    SELECT \(unescaped: Column.selectList) FROM created w
+                    """,
+                    logger: self.logger
+                ).collect()
+                guard let row = rows.first else { return .failure(.tooMany) }
+                return .success(try Self.endpoint(NamedRow(row)))
+            }
+        }
+    }
+
+    /// The app's endpoints, oldest first.
+    public func list(appID: Int64) async throws(StoreError) -> [Endpoint] {
+        try await StoreError.mapping {
+            try await self.client.query(
+                "SELECT \(unescaped: Column.selectList) FROM webhooks w WHERE w.app_id = \(appID) ORDER BY w.created_at, w.id",
+                logger: self.logger
+            ).collect().map { row in try Self.endpoint(NamedRow(row)) }
+        }
+    }
+
+    /// Deletes the endpoint; `false` when the app has none with that id.
+    public func delete(appID: Int64, id: String) async throws(StoreError) -> Bool {
+        try await StoreError.mapping {
+            try await self.client.query("DELETE FROM webhooks WHERE app_id = \(appID) AND id = \(id) RETURNING 1", logger: self.logger)
+                .collect().count == 1
+        }
+    }
+
+    /// Enables the endpoint again, delivering from where it stopped (or from the oldest event still kept, when its
+    /// backlog went past the event retention); `nil` when the app has none with that id.
+    public func enable(appID: Int64, id: String, now: Date) async throws(StoreError) -> Endpoint? {
+        try await StoreError.mapping {
+            try await self.client.query(
+                """
+                WITH enabled AS (
+                    UPDATE webhooks w SET enabled = true, disabled_reason = NULL, attempts = 0, failing_since = NULL, next_attempt_at = \(now),
+                        cursor_xid = CASE WHEN (t.xid, t.id) > (w.cursor_xid, w.cursor_id) THEN t.xid ELSE w.cursor_xid END,
+                        cursor_id = CASE WHEN (t.xid, t.id) > (w.cursor_xid, w.cursor_id) THEN t.id ELSE w.cursor_id END
+                    FROM (SELECT \(appID)::bigint AS app_id) AS a LEFT JOIN event_trims t ON t.app_id = a.app_id
+                    WHERE w.app_id = a.app_id AND w.id = \(id)
+                    RETURNING w.*)
+                SELECT \(unescaped: Column.selectList) FROM enabled w
+                """,
+                logger: self.logger
+            ).collect().first.map { row in try Self.endpoint(NamedRow(row)) }
+        }
+    }
+
+    /// Gives the endpoint a new secret; the old one signs beside it for ``rotationOverlap``. `false` when the app has
+    /// none with that id.
+    public func rotate(appID: Int64, id: String, to secret: WebhookSecret, serverKey: ServerKey, now: Date) async throws(StoreError) -> Bool {
+        let next = ByteBuffer(bytes: serverKey.seal(secret.bytes, boundTo: SealedSecret.webhookSecret(id: id).context))
+        return try await StoreError.mapping {
+            try await self.client.query(
+                """
+                UPDATE webhooks SET previous_secret_sealed = secret_sealed, secret_sealed = \(next),
+                    previous_secret_until = \(now.addingTimeInterval(Self.rotationOverlap))
+                WHERE app_id = \(appID) AND id = \(id)
+                RETURNING 1
+                """,
+                logger: self.logger
+            ).collect().count == 1
+        }
+    }
+}
