@@ -932,6 +932,8 @@ CREATE TABLE webhooks (
     last_status            integer,
     last_error             text,
     delivered_events       bigint NOT NULL DEFAULT 0,
+    -- The last 10 attempts, newest first: when, the batch, its events, the status and the error.
+    recent_attempts        jsonb NOT NULL DEFAULT '[]',
     claimed_by             text,
     lease_expires_at       timestamptz,
     PRIMARY KEY (app_id, id)

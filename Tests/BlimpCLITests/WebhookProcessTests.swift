@@ -65,5 +65,12 @@ import Testing
             listed = try await deployment.request("/api/webhooks").1
         }
         #expect(listed.contains(#""enabled":false"#) && listed.contains("410 Gone") && listed.contains(#""last_status":410"#), "\(listed)")
+        // Its attempts, newest first: the 410, the deliveries of the eight, and the failures while it was down.
+        let attempts = try #require(listed.firstMatch(of: /"recent_attempts":(\[.*?\])/)?.1, "\(listed)")
+        let statuses = try #require(try JSONSerialization.jsonObject(with: Data(attempts.utf8)) as? [[String: Any]]).map { $0["status"] as? Int }
+        let accepted = statuses.dropFirst().prefix { $0 == 204 }
+        let down = statuses.dropFirst(1 + accepted.count)
+        #expect(statuses.first == 410 && !accepted.isEmpty && down.count >= 2 && down.allSatisfy { $0 == nil }, "\(attempts)")
+        #expect(listed.contains(#""backlog_events":5"#), "the second push's five events are left: \(listed)")
     }
 }

@@ -97,7 +97,8 @@ struct WebhookController: Sendable {
     /// An endpoint as the API shows it: never its secret.
     static func json(_ endpoint: WebhookStore.Endpoint) -> RawJSON {
         func date(_ date: Date?) -> RawJSON { date.map { .string(AirshipDate.format($0)) } ?? .null }
-        return .object([
+        let attempts: RawJSON = (try? RawJSONParser.parse(Array(endpoint.recentAttempts.utf8))) ?? .array([])
+        var members: [RawJSON.Member] = [
             .init("id", .string(endpoint.id)),
             .init("url", .string(endpoint.url)),
             .init("types", endpoint.types.map { .array($0.map(RawJSON.string)) } ?? .null),
@@ -111,6 +112,9 @@ struct WebhookController: Sendable {
             .init("last_attempt_at", date(endpoint.lastAttemptAt)),
             .init("last_status", endpoint.lastStatus.map { .integer(Int64($0)) } ?? .null),
             .init("last_error", endpoint.lastError.map(RawJSON.string) ?? .null),
-        ])
+            .init("recent_attempts", attempts),
+        ]
+        if let backlog = endpoint.backlog { members.append(.init("backlog_events", .integer(Int64(backlog)))) }
+        return .object(members)
     }
 }

@@ -133,7 +133,8 @@ extension WebhookStore {
             batch_id = NULL, batch_body = NULL, batch_events = NULL, batch_through_xid = NULL, batch_through_id = NULL,
             attempts = 0, failing_since = NULL, last_attempt_at = \(now), last_status = \(status), last_error = NULL,
             next_attempt_at = \(now), claimed_by = NULL, lease_expires_at = NULL
-            """)
+            """,
+            attempt: Attempt(at: now, status: status, error: nil))
     }
 
     /// Records a failed attempt (`status` when the endpoint answered): the batch goes again at `next`.
@@ -143,7 +144,8 @@ extension WebhookStore {
             """
             attempts = attempts + 1, failing_since = coalesce(failing_since, \(now)), last_attempt_at = \(now), last_status = \(status),
             last_error = \(error), next_attempt_at = \(next), claimed_by = NULL, lease_expires_at = NULL
-            """)
+            """,
+            attempt: Attempt(at: now, status: status, error: error))
     }
 
     /// Disables the endpoint, saying why; an admin enables it again.
@@ -153,17 +155,49 @@ extension WebhookStore {
             """
             enabled = false, disabled_reason = \(reason), last_attempt_at = \(now), last_status = \(status), last_error = \(reason),
             claimed_by = NULL, lease_expires_at = NULL
-            """)
+            """,
+            attempt: Attempt(at: now, status: status, error: reason))
         self.logger.warning("webhook disabled", metadata: ["webhook.id": "\(endpoint.id)", "reason": "\(reason)"])
     }
 
-    /// Sets `assignments` on the endpoint while `worker` holds it.
-    private func update(_ endpoint: ClaimedEndpoint, worker: String, _ assignments: PostgresQuery) async throws(StoreError) {
+    /// The assignment that puts an attempt at the head of `recent_attempts`, keeping 10, with a trailing comma.
+    private static func attempt(at time: Date, status: Int?, error: String?) -> PostgresQuery {
+        """
+        recent_attempts = jsonb_path_query_array(
+            jsonb_build_array(jsonb_build_object('at', \(StreamedEvent.format(time)), 'batch', batch_id, 'events', batch_events,
+                                                 'status', NULLIF(\(status), '')::integer, 'error', NULLIF(\(error), ''))) || recent_attempts,
+            '$[0 to 9]'),
+        """
+    }
+
+    /// One attempt, as `recent_attempts` keeps it.
+    private struct Attempt {
+        var at: Date
+        var status: Int?
+        var error: String?
+    }
+
+    /// Sets `assignments` on the endpoint while `worker` holds it; with `attempt`, puts it at the head of
+    /// `recent_attempts`, which keeps 10, with the batch it was of.
+    private func update(_ endpoint: ClaimedEndpoint, worker: String, _ assignments: PostgresQuery, attempt: Attempt? = nil) async throws(StoreError) {
         var parameters = QueryParameters(after: assignments.binds)
+        var sql = assignments.sql
+        if let attempt {
+            // Text, empty for none: an optional has no placeholder of its own.
+            let at = parameters.bind(StreamedEvent.format(attempt.at))
+            let status = parameters.bind(attempt.status.map(String.init) ?? "")
+            let error = parameters.bind(attempt.error ?? "")
+            sql = """
+                recent_attempts = jsonb_path_query_array(
+                    jsonb_build_array(jsonb_build_object('at', \(at)::text, 'batch', batch_id, 'events', batch_events,
+                                                         'status', NULLIF(\(status), '')::integer, 'error', NULLIF(\(error), ''))) || recent_attempts,
+                    '$[0 to 9]'),
+                """ + sql
+        }
         let app = parameters.bind(endpoint.appID)
         let id = parameters.bind(endpoint.id)
         let holder = parameters.bind(worker)
-        let query = parameters.query("UPDATE webhooks SET \(assignments.sql) WHERE app_id = \(app) AND id = \(id) AND claimed_by = \(holder)")
+        let query = parameters.query("UPDATE webhooks SET \(sql) WHERE app_id = \(app) AND id = \(id) AND claimed_by = \(holder)")
         try await StoreError.mapping { _ = try await self.client.query(query, logger: self.logger).collect() }
     }
 }

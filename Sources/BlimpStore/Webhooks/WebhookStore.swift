@@ -37,15 +37,28 @@ public struct WebhookStore: Sendable {
         public var deliveredEvents: Int64
         /// Events of the batch being delivered, if one is.
         public var pendingEvents: Int?
+        /// The last 10 attempts, newest first, as stored (a JSON array of `at`, `batch`, `events`, `status`, `error`).
+        public var recentAttempts: String
+        /// Events of its types after those it was delivered, among the next ``backlogWindow`` of the log; `nil` where
+        /// not counted (a change's answer).
+        public var backlog: Int?
     }
+
+    /// How many of the log's events after an endpoint's place its backlog count reads at most.
+    public static let backlogWindow = 100_000
 
     /// What a read of an endpoint selects, each column by name.
     enum Column: String, SelectedColumn {
         case id, url, types, enabled, disabledReason = "disabled_reason", createdAt = "created_at", attempts
         case failingSince = "failing_since", lastAttemptAt = "last_attempt_at", lastStatus = "last_status", lastError = "last_error"
-        case deliveredEvents = "delivered_events", pendingEvents = "batch_events"
+        case deliveredEvents = "delivered_events", pendingEvents = "batch_events", recentAttempts = "recent_attempts"
 
-        var expression: String { "w.\(self.rawValue)" }
+        var expression: String {
+            switch self {
+            case .recentAttempts: "w.recent_attempts::text"
+            default: "w.\(self.rawValue)"
+            }
+        }
     }
 
     static func endpoint(_ row: NamedRow<Column>) throws(UnreadableColumn) -> Endpoint {
@@ -54,7 +67,7 @@ public struct WebhookStore: Sendable {
             disabledReason: try row.decode(.disabledReason), createdAt: try row.decode(.createdAt), attempts: try row.decode(.attempts),
             failingSince: try row.decode(.failingSince), lastAttemptAt: try row.decode(.lastAttemptAt),
             lastStatus: try row.decode(.lastStatus), lastError: try row.decode(.lastError), deliveredEvents: try row.decode(.deliveredEvents),
-            pendingEvents: try row.decode(.pendingEvents))
+            pendingEvents: try row.decode(.pendingEvents), recentAttempts: try row.decode(.recentAttempts), backlog: nil)
     }
 
     /// Why an endpoint was not created.
@@ -91,13 +104,25 @@ public struct WebhookStore: Sendable {
         }
     }
 
-    /// The app's endpoints, oldest first.
+    /// The app's endpoints, oldest first, each with its backlog.
     public func list(appID: Int64) async throws(StoreError) -> [Endpoint] {
         try await StoreError.mapping {
-            try await self.client.query(
-                "SELECT \(unescaped: Column.selectList) FROM webhooks w WHERE w.app_id = \(appID) ORDER BY w.created_at, w.id",
+            let rows = try await self.client.query(
+                """
+                SELECT \(unescaped: Column.selectList),
+                       (SELECT count(*) FILTER (WHERE w.types IS NULL OR ahead.type = ANY(w.types))::int
+                        FROM (SELECT e.type FROM events e
+                              WHERE e.app_id = w.app_id AND (e.xid, e.id) > (w.cursor_xid, w.cursor_id)
+                              ORDER BY e.xid, e.id LIMIT \(Self.backlogWindow)) AS ahead) AS backlog
+                FROM webhooks w WHERE w.app_id = \(appID) ORDER BY w.created_at, w.id
+                """,
                 logger: self.logger
-            ).collect().map { row in try Self.endpoint(NamedRow(row)) }
+            ).collect()
+            return try rows.map { row in
+                var endpoint = try Self.endpoint(NamedRow(row))
+                endpoint.backlog = try row.makeRandomAccess()["backlog"].decode(Int.self)
+                return endpoint
+            }
         }
     }
 
