@@ -52,6 +52,7 @@ public struct Console: Sendable {
         BroadcastChannelsPage(gate: gate, channels: stores.liveActivityChannels, renderer: renderer).addRoutes(to: app)
         PushesPage(gate: gate, reports: stores.reports, renderer: renderer).addRoutes(to: app)
         EventsPage(gate: gate, events: stores.events, renderer: renderer).addRoutes(to: app)
+        WebhooksPage(gate: gate, webhooks: stores.webhooks, renderer: renderer).addRoutes(to: app)
         PushPage(
             gate: gate, reports: stores.reports, control: stores.control, dispatch: stores.dispatch, renderer: renderer
         ).addRoutes(to: app)

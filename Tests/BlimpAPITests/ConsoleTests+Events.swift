@@ -51,3 +51,33 @@ extension ConsoleTests {
         }
     }
 }
+
+extension ConsoleTests {
+    /// The console's Webhooks page: each endpoint's state, backlog and last attempts, as text.
+    @Test func theWebhooksPageShowsEachEndpointsStateAndAttempts() async throws {
+        try await APIHarness.run { harness, client in
+            let session = try await Self.signIn(client, harness.scores)
+            let base = "/console/app/\(harness.scores.app.appKey)"
+            #expect(try await Self.get(client, "\(base)/webhooks", cookie: session).text.contains("No webhooks."))
+            let credentials = "\(harness.scores.app.appKey):\(harness.scores.credentials.masterSecret)"
+            let fields = APIHarness.fields([
+                ("Authorization", "Basic " + Data(credentials.utf8).base64EncodedString()),
+                ("Accept", "application/vnd.urbanairship+json; version=3"), ("Content-Type", "application/json"),
+            ])
+            let created = try await client.send(.post, "/api/webhooks", fields, #"{"url": "https://93.184.216.34/hooks", "types": ["SEND"]}"#)
+            #expect(created.status == .created, "\(created.body)")
+            try await harness.database.query(
+                """
+                UPDATE webhooks SET url = 'https://93.184.216.34/hooks?a=<b>', enabled = false, disabled_reason = 'the endpoint answered 410 Gone', delivered_events = 1234,
+                    recent_attempts = '[{"at": "2026-11-29T16:00:00.000Z", "batch": "msg_1", "events": 3, "status": 410, "error": "<i>gone</i>"}]'
+                """,
+                logger: TestDatabase.logger)
+            let page = try await Self.get(client, "\(base)/webhooks", cookie: session)
+            #expect(page.status == .ok && page.text.contains("id=\"nav-webhooks\""))
+            #expect(page.text.contains("https://93.184.216.34/hooks?a=&lt;b&gt;") && !page.text.contains("a=<b>"))
+            #expect(page.text.contains("disabled: the endpoint answered 410 Gone") && page.text.contains("1,234 events"))
+            #expect(page.text.contains("msg_1") && page.text.contains("&lt;i&gt;gone&lt;/i&gt;") && page.text.contains("<td>410</td>"))
+            #expect(try await Self.get(client, "/console/app/\(harness.orders.app.appKey)/webhooks", cookie: session).status == .notFound)
+        }
+    }
+}

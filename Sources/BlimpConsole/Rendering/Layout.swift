@@ -25,6 +25,7 @@ enum Layout {
             <a id="nav-schedules" href="{{base}}/schedules" {{#inSchedules}}aria-current="page"{{/inSchedules}}>Schedules</a>
             {{#maySend}}<a id="nav-compose" href="{{base}}/compose" {{#inCompose}}aria-current="page"{{/inCompose}}>Compose</a>{{/maySend}}
             {{#mayAdminister}}<a id="nav-people" href="{{base}}/people" {{#inPeople}}aria-current="page"{{/inPeople}}>People</a>
+            <a id="nav-webhooks" href="{{base}}/webhooks" {{#inWebhooks}}aria-current="page"{{/inWebhooks}}>Webhooks</a>
             <a id="nav-audit" href="{{base}}/audit" {{#inAudit}}aria-current="page"{{/inAudit}}>Audit</a>{{/mayAdminister}}
             {{/base}}
             {{#isAdmin}}<a id="nav-apps" href="/console/apps" {{#inApps}}aria-current="page"{{/inApps}}>Apps</a>

@@ -24,6 +24,7 @@ struct PageRenderer: Sendable {
         "push-rows": PushesPage.rowsTemplate,
         "push": PushPage.template,
         "events": EventsPage.template,
+        "webhooks": WebhooksPage.template,
         "schedules": SchedulesPage.template,
         "schedule-fields": ScheduleForm.template,
         "compose": ComposePage.template,

@@ -9,7 +9,7 @@ struct PageView<Body>: Sendable where Body: Sendable {
 /// The header's links: an app's pages, and the apps page for the admin. Each `in…` flag marks the current section
 /// (stored, as Mustache reads stored properties only).
 struct Navigation: Sendable {
-    enum Section: Sendable { case overview, channels, activities, pushes, events, schedules, compose, audit, apps, people, account }
+    enum Section: Sendable { case overview, channels, activities, pushes, events, webhooks, schedules, compose, audit, apps, people, account }
 
     /// The app's pages, `/console/app/<key>`; `nil` on the admin's apps pages.
     let base: String?
@@ -21,6 +21,7 @@ struct Navigation: Sendable {
     let inActivities: Bool
     let inPushes: Bool
     let inEvents: Bool
+    let inWebhooks: Bool
     let inSchedules: Bool
     let inCompose: Bool
     let inAudit: Bool
@@ -50,6 +51,7 @@ struct Navigation: Sendable {
         self.inActivities = section == .activities
         self.inPushes = section == .pushes
         self.inEvents = section == .events
+        self.inWebhooks = section == .webhooks
         self.inSchedules = section == .schedules
         self.inCompose = section == .compose
         self.inAudit = section == .audit
