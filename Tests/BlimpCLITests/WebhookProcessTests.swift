@@ -3,7 +3,8 @@ import Foundation
 import Testing
 
 /// Webhooks between real processes: an endpoint that is down when events happen gets them all once it comes up,
-/// each delivery verified by the `standardwebhooks` library (Python/webhook_receiver.py); a 410 disables it.
+/// each delivery verified by the `standardwebhooks` library (Python/webhook_receiver.py) with the secret it was created
+/// with and the one a rotation issued, both signing for a day; a 410 disables it.
 @Suite(.enabled(if: TestDatabase.isEnabled)) struct WebhookProcessTests {
     @Test func anEndpointThatComesBackGetsEverythingAndA410DisablesIt() async throws {
         try await TestDatabase.withFreshDatabase { url, _ in
@@ -25,6 +26,11 @@ import Testing
         let (status, created) = try await deployment.request("/api/webhooks", posting: #"{"url": "http://127.0.0.1:\#(port)/hooks"}"#)
         #expect(status == 201, "\(created)")
         let secret = String(try #require(created.firstMatch(of: /"secret":"(whsec_[^"]+)"/)?.1, "\(created)"))
+        // A new secret: for a day the old one signs beside it, and the receiver checks each delivery with both.
+        let id = String(try #require(created.firstMatch(of: /"id":"([0-9a-f-]{36})"/)?.1))
+        let rotated = try await deployment.request("/api/webhooks/\(id)/rotate", posting: "")
+        let newSecret = String(try #require(rotated.1.firstMatch(of: /"secret":"(whsec_[^"]+)"/)?.1, "\(rotated)"))
+        #expect(newSecret != secret)
 
         // Three phones' activities and a push to them, while nothing listens on the endpoint's port.
         for _ in 0..<3 {
@@ -41,7 +47,7 @@ import Testing
 
         // The endpoint comes up: everything from before, in order, verified; then its 410 disables it.
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Python/webhook_receiver.py")
-        let receiver = Task { try await ChildProcess.python(script.path, environment: ["PORT": "\(port)", "SECRET": secret, "EXPECT": "8"]) }
+        let receiver = Task { try await ChildProcess.python(script.path, environment: ["PORT": "\(port)", "SECRETS": "\(secret),\(newSecret)", "EXPECT": "8"]) }
         // Once the eight are delivered, one more push: its events are answered 410.
         let delivered = ContinuousClock.now + .seconds(60)
         while try await !deployment.request("/api/webhooks").1.contains(#""delivered_events":8"#), ContinuousClock.now < delivered {

@@ -1,7 +1,8 @@
 """A webhook endpoint for WebhookProcessTests: verifies every delivery with the `standardwebhooks` library (PyPI),
 unmodified, and keeps the events it received.
 
-Run with PORT (to listen on, loopback), SECRET (the endpoint's `whsec_…`) and EXPECT (how many distinct events to take).
+Run with PORT (to listen on, loopback), SECRETS (the endpoint's `whsec_…` secrets, comma-separated: every delivery must
+verify with each, as it does while a rotated secret still signs) and EXPECT (how many distinct events to take).
 It answers 204 to each verified delivery until it holds EXPECT distinct events, then 410 Gone to the next one, and
 exits, printing one JSON line: the events' types and ids in the order received, the deliveries and retries it saw.
 A delivery that does not verify fails it at once.
@@ -15,7 +16,7 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 from standardwebhooks.webhooks import Webhook
 
 signal.alarm(240)  # a sender that never comes fails the test instead of holding the suite
-webhook = Webhook(os.environ["SECRET"])
+webhooks = [Webhook(secret) for secret in os.environ["SECRETS"].split(",")]
 expect = int(os.environ["EXPECT"])
 events, seen, batches = [], set(), []
 
@@ -25,7 +26,7 @@ class Receiver(BaseHTTPRequestHandler):
         body = self.rfile.read(int(self.headers["Content-Length"]))
         headers = {name.lower(): value for name, value in self.headers.items()}
         try:
-            payload = webhook.verify(body, headers)
+            payload = [webhook.verify(body, headers) for webhook in webhooks][0]
         except Exception as error:  # noqa: BLE001: any refusal is the failure under test
             print(json.dumps({"failed": f"did not verify: {error}"}), flush=True)
             os._exit(1)
