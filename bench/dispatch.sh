@@ -12,7 +12,8 @@
 #
 # WORKER_ARGS adds flags to the worker, e.g. WORKER_ARGS="--metrics-port 0" to measure with metrics recorded; SIM_ARGS
 # to the simulator, e.g. SIM_ARGS="--environment production" for answers without apns-unique-id. SEND_EVENTS=off
-# measures without a SEND event per token (blimp apps send-events).
+# measures without a SEND event per token (blimp apps send-events). SLOW_WEBHOOK=on gives the app a webhook endpoint for
+# every event type that answers each delivery after 10 s (on loopback, so BLIMP_WEBHOOKS_ALLOW_PRIVATE is set).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tokens=${1:-100000}
@@ -24,10 +25,31 @@ source bench/setup.sh
 auth="$(field app_key):$(field master_secret)"
 "$blimp" apps send-events --app-key "$(field app_key)" "${SEND_EVENTS:-on}" >/dev/null
 
-read -r sim_port admin_port api_port < <(loopback_ports 3)
+read -r sim_port admin_port api_port hook_port < <(loopback_ports 4)
 # shellcheck disable=SC2086 # SIM_ARGS is a list of flags
 start_simulator "$sim_port" "$admin_port" ${SIM_ARGS:-}
+if [ "${SLOW_WEBHOOK:-off}" = on ]; then
+    export BLIMP_WEBHOOKS_ALLOW_PRIVATE=1
+    python3 - "$hook_port" <<'PY' &
+import sys, time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+class Slow(BaseHTTPRequestHandler):
+    def do_POST(self):
+        self.rfile.read(int(self.headers["Content-Length"]))
+        time.sleep(10)
+        self.send_response(204)
+        self.end_headers()
+    def log_message(self, *args):
+        pass
+ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Slow).serve_forever()
+PY
+    pids+=($!)
+fi
 start_api "$api_port"
+if [ "${SLOW_WEBHOOK:-off}" = on ]; then
+    curl -sf -u "$auth" -H 'Accept: application/vnd.urbanairship+json; version=3' "http://127.0.0.1:$api_port/api/webhooks" \
+        -d '{"url": "http://127.0.0.1:'"$hook_port"'/hooks"}' >/dev/null
+fi
 # shellcheck disable=SC2086 # WORKER_ARGS is a list of flags
 start_worker "$sim_port" ${WORKER_ARGS:-}
 worker=${pids[-1]}

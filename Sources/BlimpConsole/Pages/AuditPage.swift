@@ -26,20 +26,14 @@ struct AuditPage: Sendable {
             let details: String
         }
 
-        struct Option: Sendable {
-            let value: String
-            let label: String
-            let selected: Bool
-        }
-
         let scopeName: String
         let showsApp: Bool
         let entries: [Row]
         let hasRows: Bool
         let nextPage: String?
         let person: String
-        let kinds: [Option]
-        let actions: [Option]
+        let kinds: [SelectOption]
+        let actions: [SelectOption]
         let since: String
         let until: String
         let error: String?
@@ -68,10 +62,10 @@ struct AuditPage: Sendable {
             View(
                 scopeName: name, showsApp: scope == .deployment, entries: rows, hasRows: !rows.isEmpty, nextPage: next,
                 person: text["person"] ?? "",
-                kinds: [View.Option(value: "", label: "Anyone", selected: text["kind"] == nil)]
-                    + AuditActor.Kind.allCases.map { View.Option(value: $0.rawValue, label: Self.words($0), selected: text["kind"] == $0.rawValue) },
-                actions: [View.Option(value: "", label: "Any action", selected: text["action"] == nil)]
-                    + AuditAction.allCases.map { View.Option(value: $0.rawValue, label: $0.rawValue, selected: text["action"] == $0.rawValue) },
+                kinds: [SelectOption(value: "", label: "Anyone", selected: text["kind"] == nil)]
+                    + AuditActor.Kind.allCases.map { SelectOption(value: $0.rawValue, label: Self.words($0), selected: text["kind"] == $0.rawValue) },
+                actions: [SelectOption(value: "", label: "Any action", selected: text["action"] == nil)]
+                    + AuditAction.allCases.map { SelectOption(value: $0.rawValue, label: $0.rawValue, selected: text["action"] == $0.rawValue) },
                 since: text["since"] ?? "", until: text["until"] ?? "", error: error)
         }
         let filter: AuditFilter
@@ -91,17 +85,11 @@ struct AuditPage: Sendable {
         } catch { throw ConsoleError.from(error) }
         let rows = page.records.map { Self.row($0, appNames: appNames) }
         let next = page.next.map { id in
-            "\(base)?" + (given + [("start", String(id))]).map { "\($0.0)=\(Self.encoded($0.1))" }.joined(separator: "&")
+            "\(base)?" + (given + [("start", String(id))]).map { "\($0.0)=\(Paths.queryValue($0.1))" }.joined(separator: "&")
         }
         return self.renderer.page("audit", title: "Audit", nav: nav, view(rows, next: next, error: nil))
     }
 
-    /// `value` as a query parameter's value.
-    private static func encoded(_ value: String) -> String {
-        var allowed = CharacterSet.alphanumerics
-        allowed.insert(charactersIn: "-._~:")
-        return value.addingPercentEncoding(withAllowedCharacters: allowed) ?? ""
-    }
 
     /// A form's `datetime-local` value (`2026-11-26T20:00`, read as UTC) with its seconds; any other text as given.
     private static func utc(_ text: String) -> String {

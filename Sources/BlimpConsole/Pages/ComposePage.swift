@@ -22,12 +22,11 @@ struct ComposePage: Sendable {
     let renderer: PageRenderer
 
     struct View: Sendable {
-        struct Option: Sendable { let value: String, label: String, selected: Bool }
         struct Row: Sendable {
             /// `aud` for an included selector, `not` for an excluded one: the fields' name prefix.
             let prefix: String
             let index: Int
-            let kinds: [Option]
+            let kinds: [SelectOption]
             let group: String
             let value: String
         }
@@ -62,9 +61,9 @@ struct ComposePage: Sendable {
         }
 
         let action: String
-        let events: [Option]
-        let priorities: [Option]
-        let matches: [Option]
+        let events: [SelectOption]
+        let priorities: [SelectOption]
+        let matches: [SelectOption]
         let form: ComposeForm
         let schedule: ScheduleForm.View
         let include: [Row]
@@ -203,8 +202,8 @@ struct ComposePage: Sendable {
         _ scope: AppScope, _ form: ComposeForm, _ schedule: ScheduleForm, type: LiveActivityType?, errors: [String: String],
         preview: View.Preview?, status: HTTPResponse.Status = .ok
     ) -> Response {
-        func options(_ pairs: [(String, String)], _ selected: String) -> [View.Option] {
-            pairs.map { View.Option(value: $0.0, label: $0.1, selected: $0.0 == selected) }
+        func options(_ pairs: [(String, String)], _ selected: String) -> [SelectOption] {
+            pairs.map { SelectOption(value: $0.0, label: $0.1, selected: $0.0 == selected) }
         }
         let kinds = [("tag", "Tag"), ("named_user", "Named user"), ("channel", "Channel id")]
         func rows(_ prefix: String, _ selectors: [ComposeForm.Selector]) -> [View.Row] {

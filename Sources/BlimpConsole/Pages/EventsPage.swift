@@ -23,13 +23,7 @@ struct EventsPage: Sendable {
             let body: String
         }
 
-        struct Option: Sendable {
-            let value: String
-            let label: String
-            let selected: Bool
-        }
-
-        let types: [Option]
+        let types: [SelectOption]
         let channel: String
         let push: String
         let rows: [Row]
@@ -53,11 +47,12 @@ struct EventsPage: Sendable {
         let text = Dictionary(given, uniquingKeysWith: { first, _ in first })
         func view(_ rows: [View.Row], next: String?, error: String?) -> View {
             View(
-                types: [View.Option(value: "", label: "Any type", selected: text["type"] == nil)]
-                    + EventType.allCases.map { View.Option(value: $0.rawValue, label: $0.rawValue, selected: text["type"] == $0.rawValue) },
+                types: [SelectOption(value: "", label: "Any type", selected: text["type"] == nil)]
+                    + EventType.allCases.map { SelectOption(value: $0.rawValue, label: $0.rawValue, selected: text["type"] == $0.rawValue) },
                 channel: text["channel"] ?? "", push: text["push"] ?? "", rows: rows, hasRows: !rows.isEmpty, nextPage: next,
                 window: Self.window, error: error)
         }
+
         let nav = Navigation(scope, .events)
         let filter: EventLog.RecentFilter
         let start: EventOffset?
@@ -70,6 +65,7 @@ struct EventsPage: Sendable {
         } catch let invalid as InvalidField {
             return self.renderer.page("events", title: "Events", nav: nav, view([], next: nil, error: invalid.description), status: .badRequest)
         }
+
         let found: [StreamedEvent]
         do {
             found = try await self.events.recent(appID: scope.app.id, matching: filter, before: start, limit: Self.pageSize)
@@ -80,8 +76,9 @@ struct EventsPage: Sendable {
                 channelLink: event.channelID.map { "\(base)/channels/\($0.lowercaseString)" }, push: event.pushID?.lowercaseString,
                 pushLink: event.pushID.map { "\(base)/pushes/\($0.lowercaseString)" }, body: event.body.text)
         }
+
         let next = found.count == Self.pageSize ? found.last.map { last in
-            "\(base)/events?" + (given + [("start", last.offset.text)]).map { "\($0.0)=\(Self.encoded($0.1))" }.joined(separator: "&")
+            "\(base)/events?" + (given + [("start", last.offset.text)]).map { "\($0.0)=\(Paths.queryValue($0.1))" }.joined(separator: "&")
         } : nil
         return self.renderer.page("events", title: "Events", nav: nav, view(rows, next: next, error: nil))
     }
@@ -107,12 +104,6 @@ struct EventsPage: Sendable {
     /// How far back a filter looks, in words.
     static let window = "A filter looks through the app's newest \(Format.count(EventLog.recentWindow)) events."
 
-    /// `value` as a query parameter's value.
-    private static func encoded(_ value: String) -> String {
-        var allowed = CharacterSet.alphanumerics
-        allowed.insert(charactersIn: "-._~:")
-        return value.addingPercentEncoding(withAllowedCharacters: allowed) ?? ""
-    }
 
     static let template = #"""
         {{<layout}}{{$main}}{{#body}}

@@ -79,13 +79,12 @@ struct ScheduleForm: Sendable {
 
     /// The fields as the compose page shows them, with the errors about them.
     struct View: Sendable {
-        struct Option: Sendable { let value: String, label: String, selected: Bool }
 
-        let clocks: [Option]
+        let clocks: [SelectOption]
         let time: String
-        let cadences: [Option]
+        let cadences: [SelectOption]
         let count: String
-        let days: [Option]
+        let days: [SelectOption]
         let endTime: String
         let scheduleName: String
         let timeError, cadenceError, countError, daysError, endError, nameError: String?
@@ -93,13 +92,13 @@ struct ScheduleForm: Sendable {
 
     func view(errors: [String: String]) -> View {
         View(
-            clocks: [("utc", "UTC"), ("local", "Each device's local time")].map { View.Option(value: $0.0, label: $0.1, selected: $0.0 == self.clock) },
+            clocks: [("utc", "UTC"), ("local", "Each device's local time")].map { SelectOption(value: $0.0, label: $0.1, selected: $0.0 == self.clock) },
             time: self.time,
             cadences: ([("none", "Once")] + Recurrence.Cadence.allCases.map { ($0.rawValue, $0.rawValue.capitalized) }).map {
-                View.Option(value: $0.0, label: $0.1, selected: $0.0 == self.cadence)
+                SelectOption(value: $0.0, label: $0.1, selected: $0.0 == self.cadence)
             },
             count: self.count,
-            days: Recurrence.Weekday.allCases.map { View.Option(value: $0.rawValue, label: $0.rawValue.capitalized, selected: self.days.contains($0)) },
+            days: Recurrence.Weekday.allCases.map { SelectOption(value: $0.rawValue, label: $0.rawValue.capitalized, selected: self.days.contains($0)) },
             endTime: self.endTime, scheduleName: self.name,
             timeError: errors["scheduled_time"], cadenceError: errors["repeat"], countError: errors["repeat_count"],
             daysError: errors["repeat_days"], endError: errors["repeat_end"], nameError: errors["schedule_name"])

@@ -104,7 +104,6 @@ struct SchemaFields: Sendable {
 
     /// A field as the compose page shows it: exactly one of its `is…` flags is set.
     struct View: Sendable {
-        struct Option: Sendable { let value: String, label: String, selected: Bool }
 
         let name: String
         let label: String
@@ -114,7 +113,7 @@ struct SchemaFields: Sendable {
         let error: String?
         let isSelect, isDate, isNumber, isText, isCheckbox, isRawOnly: Bool
         let checked: Bool
-        let options: [Option]
+        let options: [SelectOption]
         let minimum, maximum, maxLength: String?
         let step: String
     }
@@ -150,7 +149,7 @@ struct SchemaFields: Sendable {
     }
 
     /// An enum's choices, led by an empty one when the key may be left out or null; none for a schema with no enum.
-    private static func options(_ property: Property, selected: String) -> [View.Option] {
+    private static func options(_ property: Property, selected: String) -> [SelectOption] {
         guard let allowed = property.schema.enumValues else { return [] }
         let texts = allowed.compactMap { json -> String? in
             switch json {
@@ -159,7 +158,7 @@ struct SchemaFields: Sendable {
             }
         }
         let empty = !property.isRequired || property.schema.acceptsNull ? [""] : []
-        return (empty + texts).map { View.Option(value: $0, label: $0.isEmpty ? "(none)" : $0, selected: $0 == selected) }
+        return (empty + texts).map { SelectOption(value: $0, label: $0.isEmpty ? "(none)" : $0, selected: $0 == selected) }
     }
 
     /// What a field of `schema` takes, in words, and whether only the raw JSON box can express it.

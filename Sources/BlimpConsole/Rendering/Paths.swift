@@ -15,4 +15,11 @@ enum Paths {
         allowed.remove(charactersIn: "/?#%;")
         return name.addingPercentEncoding(withAllowedCharacters: allowed) ?? ""
     }
+
+    /// `value` percent-encoded to be a query parameter's value (a next page's link keeps the filters it was given).
+    static func queryValue(_ value: String) -> String {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~:")
+        return value.addingPercentEncoding(withAllowedCharacters: allowed) ?? ""
+    }
 }

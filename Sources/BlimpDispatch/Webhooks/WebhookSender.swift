@@ -61,24 +61,53 @@ public struct WebhookSender: Service {
         return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
 
+    /// What wakes the sender: a delivery that ended (its slot is free), or the poll's tick.
+    private enum Wake {
+        case delivered, tick
+    }
+
+    /// Claims due endpoints while it has free slots (``Configuration/concurrency``), each delivered in a task of its own,
+    /// and claims again as each ends or at the poll: a slow endpoint holds one slot, never the others. At shutdown the
+    /// deliveries in flight are cancelled, unrecorded: their leases run out and a worker tries them again.
     public func run() async throws {
-        while !Task.isCancelled, !Task.isShuttingDownGracefully {
-            let claimed: [WebhookStore.ClaimedEndpoint]
-            do {
-                claimed = try await self.store.claimDue(
-                    worker: self.name, lease: self.configuration.requestTimeout * 2, limit: self.configuration.concurrency,
-                    serverKey: self.serverKey, now: Date())
-            } catch {
-                self.logger.warning("claiming webhooks failed", metadata: ["error": "\(error)"])
-                claimed = []
+        await withTaskGroup(of: Wake.self) { group in
+            var inFlight = 0
+            var ticking = false
+            while !Task.isCancelled, !Task.isShuttingDownGracefully {
+                if inFlight < self.configuration.concurrency {
+                    for endpoint in await self.claim(limit: self.configuration.concurrency - inFlight) {
+                        group.addTask {
+                            await self.deliver(endpoint)
+                            return .delivered
+                        }
+                        inFlight += 1
+                    }
+                }
+                if !ticking {
+                    group.addTask {
+                        try? await Task.sleep(for: self.configuration.pollInterval)
+                        return .tick
+                    }
+                    ticking = true
+                }
+                switch await group.next() {
+                case .delivered?: inFlight -= 1
+                case .tick?: ticking = false
+                case nil: break
+                }
             }
-            if claimed.isEmpty {
-                try? await Task.sleep(for: self.configuration.pollInterval)
-                continue
-            }
-            await withTaskGroup(of: Void.self) { group in
-                for endpoint in claimed { group.addTask { await self.deliver(endpoint) } }
-            }
+            group.cancelAll()
+        }
+    }
+
+    /// Up to `limit` due endpoints, claimed under a lease as long as two requests may take; none when PostgreSQL fails.
+    private func claim(limit: Int) async -> [WebhookStore.ClaimedEndpoint] {
+        do {
+            return try await self.store.claimDue(
+                worker: self.name, lease: self.configuration.requestTimeout * 2, limit: limit, serverKey: self.serverKey, now: Date())
+        } catch {
+            self.logger.warning("claiming webhooks failed", metadata: ["error": "\(error)"])
+            return []
         }
     }
 
@@ -95,6 +124,8 @@ public struct WebhookSender: Service {
                 try await self.store.fix(batch, of: endpoint, worker: self.name)
             }
             try await self.send(batch, to: endpoint, now: now)
+        } catch where Task.isCancelled {
+            // Stopping: the lease runs out, and the batch goes again from another claim.
         } catch {
             self.logger.warning("a webhook's delivery could not be recorded", metadata: ["webhook.id": "\(endpoint.id)", "error": "\(error)"])
         }
@@ -147,6 +178,7 @@ public struct WebhookSender: Service {
             status = Int(response.status.code)
             retryAfter = response.headers.first(name: "Retry-After").flatMap(Int64.init).map { .seconds($0) }
         } catch {
+            if Task.isCancelled { throw CancellationError() }
             try await self.failed(endpoint, status: nil, error: "no answer: \(error)", retryAfter: nil, now: now, metadata: metadata)
             return
         }
