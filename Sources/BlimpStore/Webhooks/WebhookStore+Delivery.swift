@@ -52,15 +52,21 @@ extension WebhookStore {
         }
     }
 
-    /// Claims up to `limit` enabled endpoints that are due, for `lease`, oldest due first; their secrets opened with
-    /// `serverKey`. An endpoint whose secret does not open is skipped, and logged.
+    /// Claims up to `limit` enabled endpoints that are due and have something to send, for `lease`, oldest due first;
+    /// their secrets opened with `serverKey`. An endpoint whose secret does not open is skipped, and logged.
     public func claimDue(worker: String, lease: Duration, limit: Int, serverKey: ServerKey, now: Date) async throws(StoreError) -> [ClaimedEndpoint] {
         let rows = try await StoreError.mapping {
             try await self.client.query(
                 """
                 WITH due AS (
-                    SELECT app_id, id FROM webhooks
+                    SELECT app_id, id FROM webhooks w
                     WHERE enabled AND next_attempt_at <= \(now) AND (lease_expires_at IS NULL OR lease_expires_at < now())
+                      -- An endpoint with nothing to send is not claimed (nor written): a batch pending, or an event
+                      -- after its place that a stream could read (EventLog).
+                      AND (batch_id IS NOT NULL OR EXISTS (
+                          SELECT 1 FROM events e
+                          WHERE e.app_id = w.app_id AND (e.xid, e.id) > (w.cursor_xid, w.cursor_id)
+                            AND e.xid < pg_snapshot_xmin(pg_current_snapshot())))
                     ORDER BY next_attempt_at LIMIT \(limit) FOR UPDATE SKIP LOCKED),
                 claimed AS (
                     UPDATE webhooks w SET claimed_by = \(worker), lease_expires_at = now() + make_interval(secs => \(Double(lease.components.seconds)))
