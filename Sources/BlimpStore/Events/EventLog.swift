@@ -4,8 +4,9 @@ import Logging
 import PostgresNIO
 
 /// The app's event log (`events`), read as a stream. Events are written by the transactions that make the changes they
-/// report (the intake's `PUSH_BODY`, the outcomes' `SEND`, `SEND_REJECTED` and `UNINSTALL`, `PUSH_FINISHED` where a push
-/// finishes, the schedules' firings and cancellations); this reads them in offset order, only
+/// report (the intake's `PUSH_BODY`, the outcomes' `SEND`, `SEND_REJECTED`, `SEND_SKIPPED` and `UNINSTALL`, `PUSH_FINISHED`
+/// where a push finishes, `TAG_CHANGE` where tags change, the Live Activity states where they change or their time
+/// passes, the schedules' firings and cancellations); this reads them in offset order, only
 /// below the oldest transaction still running, so that a reader never passes an event that has yet to commit
 /// (``EventOffset``).
 public struct EventLog: Sendable {
