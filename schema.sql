@@ -940,3 +940,14 @@ CREATE TABLE webhooks (
 );
 -- What workers claim: enabled endpoints by when they are due (at most 10 an app: a claim reads them all).
 CREATE INDEX webhooks_due ON webhooks (app_id, next_attempt_at) WHERE enabled;
+-- Endpoints created, deleted, enabled again and given new secrets are on the audit trail.
+ALTER TABLE audit_events DROP CONSTRAINT audit_events_action_check;
+ALTER TABLE audit_events ADD CONSTRAINT audit_events_action_check CHECK (action IN (
+    'push.accepted', 'push.cancelled', 'push.retried',
+    'schedule.created', 'schedule.changed', 'schedule.paused', 'schedule.resumed', 'schedule.cancelled',
+    'live_activity_type.saved', 'live_activity_type.deleted',
+    'broadcast_channel.created', 'broadcast_channel.deleted',
+    'webhook.created', 'webhook.deleted', 'webhook.enabled', 'webhook.rotated',
+    'credential.changed', 'app.created', 'app.changed',
+    'account.created', 'account.removed', 'account.role_changed', 'account.password_changed', 'account.totp_changed',
+    'sign_in', 'sign_in_failed', 'sign_out')) NOT VALID;

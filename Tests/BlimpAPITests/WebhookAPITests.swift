@@ -7,7 +7,8 @@ import Testing
 @testable import BlimpAPI
 
 /// `/api/webhooks` at the API: an endpoint is created with its secret shown once, listed without it, refused when it
-/// is not https, names no public host or would be the app's eleventh, enabled again, given a new secret, deleted.
+/// is not https, names no public host or would be the app's eleventh, enabled again, given a new secret, deleted, each
+/// change on the audit trail.
 @Suite(.enabled(if: TestDatabase.isEnabled)) struct WebhookAPITests {
     func fields(_ harness: APIHarness) -> HTTPFields {
         let credentials = "\(harness.scores.app.appKey):\(harness.scores.credentials.masterSecret)"
@@ -57,6 +58,10 @@ import Testing
             #expect(answer.status == .badRequest, "\(answer.body)")
 
             #expect(try await client.send(.delete, "/api/webhooks/\(id)", fields).status == .noContent)
+            let audited = try await harness.database.query(
+                "SELECT action FROM audit_events WHERE subject = \(id) ORDER BY id", logger: TestDatabase.logger
+            ).decode(String.self).reduce(into: [String]()) { $0.append($1) }
+            #expect(audited == ["webhook.created", "webhook.rotated", "webhook.enabled", "webhook.deleted"])
             for (method, path) in [(HTTPRequest.Method.delete, "/api/webhooks/\(id)"), (.post, "/api/webhooks/\(id)/enable"), (.post, "/api/webhooks/x/rotate")] {
                 #expect(try await client.send(method, path, fields).status == .notFound, "\(path)")
             }

@@ -16,7 +16,7 @@ import Testing
             let store = WebhookStore(client: client, logger: TestDatabase.logger)
             let secret = WebhookSecret.make()
             guard case .success(let endpoint) = try await store.create(
-                appID: app.id, url: "https://93.184.216.34/hooks", types: nil, secret: secret, serverKey: key, now: Date())
+                appID: app.id, url: "https://93.184.216.34/hooks", types: nil, secret: secret, serverKey: key, now: Date(), by: .commandLine)
             else { Issue.record("not created"); return }
             // Nothing after its place: not claimed.
             #expect(try await store.claimDue(worker: "w1", lease: .seconds(60), limit: 10, serverKey: key, now: Date()).isEmpty)
@@ -35,7 +35,7 @@ import Testing
             #expect(try await store.claimDue(worker: "w2", lease: .seconds(60), limit: 10, serverKey: key, now: Date()).isEmpty)
 
             let next = WebhookSecret.make()
-            #expect(try await store.rotate(appID: app.id, id: endpoint.id, to: next, serverKey: key, now: Date()))
+            #expect(try await store.rotate(appID: app.id, id: endpoint.id, to: next, serverKey: key, now: Date(), by: .commandLine))
             try await client.query("UPDATE webhooks SET lease_expires_at = now() - interval '1 second'", logger: TestDatabase.logger)
             let again = try await store.claimDue(worker: "w2", lease: .seconds(60), limit: 10, serverKey: key, now: Date())
             #expect(again.first?.secrets == [next, secret])

@@ -38,7 +38,7 @@ struct WebhookController: Sendable {
         let secret = WebhookSecret.make()
         let created = try await self.webhooks.create(
             appID: caller.app.id, url: body.url.absoluteString, types: body.types.map { $0.map(\.rawValue).sorted() }, secret: secret,
-            serverKey: self.serverKey, now: self.now())
+            serverKey: self.serverKey, now: self.now(), by: self.auth.origin(of: caller, request, context))
         switch created {
         case .success(let endpoint):
             return AirshipJSON.response(status: .created, json: Self.answer(endpoint, secret: secret))
@@ -57,13 +57,17 @@ struct WebhookController: Sendable {
 
     func delete(_ request: Request, _ context: some RequestContext) async throws -> Response {
         let caller = try await self.auth.master(request)
-        guard try await self.webhooks.delete(appID: caller.app.id, id: try Self.id(context)) else { throw AirshipError.notFound("Webhook") }
+        guard try await self.webhooks.delete(appID: caller.app.id, id: try Self.id(context), now: self.now(), by: self.auth.origin(of: caller, request, context))
+        else { throw AirshipError.notFound("Webhook") }
         return Response(status: .noContent)
     }
 
     func enable(_ request: Request, _ context: some RequestContext) async throws -> Response {
         let caller = try await self.auth.master(request)
-        guard let endpoint = try await self.webhooks.enable(appID: caller.app.id, id: try Self.id(context), now: self.now()) else {
+        guard
+            let endpoint = try await self.webhooks.enable(
+                appID: caller.app.id, id: try Self.id(context), now: self.now(), by: self.auth.origin(of: caller, request, context))
+        else {
             throw AirshipError.notFound("Webhook")
         }
         return AirshipJSON.response(json: Self.answer(endpoint, secret: nil))
@@ -73,7 +77,9 @@ struct WebhookController: Sendable {
         let caller = try await self.auth.master(request)
         let id = try Self.id(context)
         let secret = WebhookSecret.make()
-        guard try await self.webhooks.rotate(appID: caller.app.id, id: id, to: secret, serverKey: self.serverKey, now: self.now()),
+        guard
+            try await self.webhooks.rotate(
+                appID: caller.app.id, id: id, to: secret, serverKey: self.serverKey, now: self.now(), by: self.auth.origin(of: caller, request, context)),
             let endpoint = try await self.webhooks.list(appID: caller.app.id).first(where: { $0.id == id })
         else { throw AirshipError.notFound("Webhook") }
         return AirshipJSON.response(json: Self.answer(endpoint, secret: secret))

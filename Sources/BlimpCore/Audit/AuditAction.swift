@@ -19,6 +19,11 @@ public enum AuditAction: String, Sendable, CaseIterable {
     /// A live activity broadcast channel; subject: the Live Activity name it backs.
     case broadcastChannelCreated = "broadcast_channel.created"
     case broadcastChannelDeleted = "broadcast_channel.deleted"
+    /// A webhook endpoint created, deleted, enabled again or given a new secret; subject: its id.
+    case webhookCreated = "webhook.created"
+    case webhookDeleted = "webhook.deleted"
+    case webhookEnabled = "webhook.enabled"
+    case webhookRotated = "webhook.rotated"
     /// A credential changed; subject: its kind (``AuditCredential``).
     case credentialChanged = "credential.changed"
     /// An app created (`blimp apps create`), or its settings changed; subject: the app key.

@@ -79,28 +79,27 @@ public struct WebhookStore: Sendable {
     /// Creates an endpoint for `url` and `types` (`nil`: every type) signing with `secret`, sealed under `serverKey`.
     /// It delivers the events committed after it was created.
     public func create(
-        appID: Int64, url: String, types: [String]?, secret: WebhookSecret, serverKey: ServerKey, now: Date
+        appID: Int64, url: String, types: [String]?, secret: WebhookSecret, serverKey: ServerKey, now: Date, by origin: AuditOrigin
     ) async throws(StoreError) -> Result<Endpoint, Refusal> {
         let id = UUID.random().lowercaseString
         let sealed = ByteBuffer(bytes: serverKey.seal(secret.bytes, boundTo: SealedSecret.webhookSecret(id: id).context))
-        return try await StoreError.mapping {
-            try await self.client.withTransaction(logger: self.logger) { connection in
-                // The app's row, locked: two creations at once count each other.
-                _ = try await connection.query("SELECT 1 FROM apps WHERE id = \(appID) FOR UPDATE", logger: self.logger).collect()
-                let rows = try await connection.query(
-                    """
-                    WITH created AS (
-                        INSERT INTO webhooks (id, app_id, url, types, secret_sealed, created_at, cursor_xid, cursor_id, next_attempt_at)
-                        SELECT \(id), \(appID), \(url), \(types)::text[], \(sealed), \(now), pg_snapshot_xmin(pg_current_snapshot()), 0, \(now)
-                        WHERE (SELECT count(*) FROM webhooks WHERE app_id = \(appID)) < \(Self.maximumPerApp)
-                        RETURNING *)
-                    SELECT \(unescaped: Column.selectList) FROM created w
-                    """,
-                    logger: self.logger
-                ).collect()
-                guard let row = rows.first else { return .failure(.tooMany) }
-                return .success(try Self.endpoint(NamedRow(row)))
-            }
+        let entry = Self.entry(origin, appID: appID, .webhookCreated, id: id, url: url)
+        return try await AuditLog.audited(on: self.client, at: now, logger: self.logger) { connection in
+            // The app's row, locked: two creations at once count each other.
+            _ = try await connection.query("SELECT 1 FROM apps WHERE id = \(appID) FOR UPDATE", logger: self.logger).collect()
+            let rows = try await connection.query(
+                """
+                WITH created AS (
+                    INSERT INTO webhooks (id, app_id, url, types, secret_sealed, created_at, cursor_xid, cursor_id, next_attempt_at)
+                    SELECT \(id), \(appID), \(url), \(types)::text[], \(sealed), \(now), pg_snapshot_xmin(pg_current_snapshot()), 0, \(now)
+                    WHERE (SELECT count(*) FROM webhooks WHERE app_id = \(appID)) < \(Self.maximumPerApp)
+                    RETURNING *)
+                SELECT \(unescaped: Column.selectList) FROM created w
+                """,
+                logger: self.logger
+            ).collect()
+            guard let row = rows.first else { return (.failure(.tooMany), []) }
+            return (.success(try Self.endpoint(NamedRow(row))), [entry])
         }
     }
 
@@ -127,18 +126,25 @@ public struct WebhookStore: Sendable {
     }
 
     /// Deletes the endpoint; `false` when the app has none with that id.
-    public func delete(appID: Int64, id: String) async throws(StoreError) -> Bool {
-        try await StoreError.mapping {
-            try await self.client.query("DELETE FROM webhooks WHERE app_id = \(appID) AND id = \(id) RETURNING 1", logger: self.logger)
-                .collect().count == 1
+    public func delete(appID: Int64, id: String, now: Date, by origin: AuditOrigin) async throws(StoreError) -> Bool {
+        try await AuditLog.audited(on: self.client, at: now, logger: self.logger) { connection in
+            let urls = try await connection.query(
+                "DELETE FROM webhooks WHERE app_id = \(appID) AND id = \(id) RETURNING url", logger: self.logger
+            ).decode(String.self).array()
+            return (!urls.isEmpty, urls.map { Self.entry(origin, appID: appID, .webhookDeleted, id: id, url: $0) })
         }
+    }
+
+    /// An audit entry of the endpoint `id`, naming its URL.
+    private static func entry(_ origin: AuditOrigin, appID: Int64, _ action: AuditAction, id: String, url: String) -> AuditEntry {
+        origin.entry(appID: appID, action, subject: id, details: .object([.init("url", .string(url))]))
     }
 
     /// Enables the endpoint again, delivering from where it stopped (or from the oldest event still kept, when its
     /// backlog went past the event retention); `nil` when the app has none with that id.
-    public func enable(appID: Int64, id: String, now: Date) async throws(StoreError) -> Endpoint? {
-        try await StoreError.mapping {
-            try await self.client.query(
+    public func enable(appID: Int64, id: String, now: Date, by origin: AuditOrigin) async throws(StoreError) -> Endpoint? {
+        try await AuditLog.audited(on: self.client, at: now, logger: self.logger) { connection in
+            let endpoint = try await connection.query(
                 """
                 WITH enabled AS (
                     UPDATE webhooks w SET enabled = true, disabled_reason = NULL, attempts = 0, failing_since = NULL, next_attempt_at = \(now),
@@ -151,23 +157,27 @@ public struct WebhookStore: Sendable {
                 """,
                 logger: self.logger
             ).collect().first.map { row in try Self.endpoint(NamedRow(row)) }
+            return (endpoint, endpoint.map { [Self.entry(origin, appID: appID, .webhookEnabled, id: id, url: $0.url)] } ?? [])
         }
     }
 
     /// Gives the endpoint a new secret; the old one signs beside it for ``rotationOverlap``. `false` when the app has
     /// none with that id.
-    public func rotate(appID: Int64, id: String, to secret: WebhookSecret, serverKey: ServerKey, now: Date) async throws(StoreError) -> Bool {
+    public func rotate(
+        appID: Int64, id: String, to secret: WebhookSecret, serverKey: ServerKey, now: Date, by origin: AuditOrigin
+    ) async throws(StoreError) -> Bool {
         let next = ByteBuffer(bytes: serverKey.seal(secret.bytes, boundTo: SealedSecret.webhookSecret(id: id).context))
-        return try await StoreError.mapping {
-            try await self.client.query(
+        return try await AuditLog.audited(on: self.client, at: now, logger: self.logger) { connection in
+            let urls = try await connection.query(
                 """
                 UPDATE webhooks SET previous_secret_sealed = secret_sealed, secret_sealed = \(next),
                     previous_secret_until = \(now.addingTimeInterval(Self.rotationOverlap))
                 WHERE app_id = \(appID) AND id = \(id)
-                RETURNING 1
+                RETURNING url
                 """,
                 logger: self.logger
-            ).collect().count == 1
+            ).decode(String.self).array()
+            return (!urls.isEmpty, urls.map { Self.entry(origin, appID: appID, .webhookRotated, id: id, url: $0) })
         }
     }
 }
