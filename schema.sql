@@ -887,6 +887,9 @@ ALTER TABLE apps ADD COLUMN send_events boolean NOT NULL DEFAULT true;
 -- dismissal date once ended), so that the janitor reports it on the event stream once it passes: NULL once reported,
 -- and while none is coming. Activities on record now get theirs where it is still ahead.
 ALTER TABLE live_activities ADD COLUMN due_at timestamptz;
+-- When the statement that made the activity active ran (a new activity on the channel, or one that was not active):
+-- the token writer tells that from a new token of an active activity by it, reading nothing beside its upsert.
+ALTER TABLE live_activities ADD COLUMN activated_at timestamptz;
 UPDATE live_activities SET due_at = due.at
 FROM (SELECT app_id, channel_id, name,
              CASE WHEN state = 'active' THEN started_at + interval '8 hours'

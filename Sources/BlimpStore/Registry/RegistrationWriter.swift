@@ -190,17 +190,12 @@ struct RegistrationWriter: Sendable {
                 SELECT input.* FROM input,
                      LATERAL (SELECT 1 FROM channels c
                               WHERE c.app_id = input.app_id AND c.channel_id = input.channel_id LIMIT 1) AS found),
-            -- The activities active before this statement (it reads them as they were).
-            was_active AS (
-                SELECT a.app_id, a.channel_id, a.name, a.activity_id FROM valid,
-                     LATERAL (SELECT app_id, channel_id, name, activity_id FROM live_activities la
-                              WHERE la.app_id = valid.app_id AND la.channel_id = valid.channel_id AND la.name = valid.name
-                                AND la.state = 'active') AS a),
             upserted AS (
                 INSERT INTO live_activities (app_id, channel_id, name, activity_id, token, state, started_at,
-                                             action_ts_ms, updated_at, due_at)
+                                             action_ts_ms, updated_at, due_at, activated_at)
                 SELECT app_id, channel_id, name, activity_id, token, 'active', to_timestamp(started_at),
-                       action_ts_ms, $2, to_timestamp(started_at) + interval '\(Int(LiveActivityLifetime.updatable)) seconds'
+                       action_ts_ms, $2, to_timestamp(started_at) + interval '\(Int(LiveActivityLifetime.updatable)) seconds',
+                       statement_timestamp()
                 FROM valid
                 ON CONFLICT (app_id, channel_id, name) DO UPDATE SET
                     activity_id = EXCLUDED.activity_id,
@@ -214,19 +209,21 @@ struct RegistrationWriter: Sendable {
                                       THEN live_activities.dismiss_at END,
                     due_at = CASE WHEN live_activities.state = 'ended' AND live_activities.activity_id = EXCLUDED.activity_id
                                   THEN live_activities.due_at ELSE EXCLUDED.due_at END,
+                    -- Kept for a new token of the same activity, active or ended; else it becomes active now.
+                    activated_at = CASE WHEN live_activities.state IN ('active', 'ended')
+                                         AND live_activities.activity_id = EXCLUDED.activity_id
+                                        THEN live_activities.activated_at ELSE EXCLUDED.activated_at END,
                     started_at = EXCLUDED.started_at,
                     action_ts_ms = EXCLUDED.action_ts_ms,
                     updated_at = EXCLUDED.updated_at
                 WHERE live_activities.action_ts_ms <= EXCLUDED.action_ts_ms
                 -- xmax is 0 on a row the insert created: the first activity of the name on the channel.
-                RETURNING app_id, channel_id, name, activity_id, state, started_at, updated_at, xmax = 0 AS created),
+                RETURNING app_id, channel_id, name, activity_id, state, started_at, updated_at, xmax = 0 AS created,
+                          activated_at = statement_timestamp() AS activated),
             became AS (
                 SELECT app_id, channel_id, name, activity_id, updated_at AS occurred_at, NULL::uuid AS push_id,
                        \(EventLog.date("started_at")) AS started_at
-                FROM upserted
-                -- Uncorrelated NOT IN, hashed once (see Written.Column).
-                WHERE state = 'active'
-                  AND (app_id, channel_id, name, activity_id) NOT IN (SELECT app_id, channel_id, name, activity_id FROM was_active)),
+                FROM upserted WHERE state = 'active' AND activated),
             activated AS (
                 \(EventLog.activityEvents(.liveActivityActive, from: "became", details: ", 'started_at', started_at"))),
             awaited AS (
