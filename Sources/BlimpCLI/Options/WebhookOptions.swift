@@ -6,8 +6,8 @@ import Foundation
 /// How webhooks are delivered: the retry schedule (a flag with an environment variable as its default), and whether
 /// endpoints may be private (`BLIMP_WEBHOOKS_ALLOW_PRIVATE`, read by the API and the workers alike).
 struct WebhookOptions: ParsableArguments {
-    @Option(help: "The delays before each retry of a failed webhook delivery, the last repeating: 5s,5m,30m,2h,5h,10h. Env BLIMP_WEBHOOK_RETRY_DELAYS.")
-    var webhookRetryDelays = ProcessInfo.processInfo.environment["BLIMP_WEBHOOK_RETRY_DELAYS"] ?? "5s,5m,30m,2h,5h,10h"
+    @Option(help: "The delays before each retry of a failed webhook delivery, the last repeating: 5s,20s,50s. Env BLIMP_WEBHOOK_RETRY_DELAYS.")
+    var webhookRetryDelays = ProcessInfo.processInfo.environment["BLIMP_WEBHOOK_RETRY_DELAYS"] ?? "5s,20s,50s"
 
     func validate() throws {
         _ = try self.sender()

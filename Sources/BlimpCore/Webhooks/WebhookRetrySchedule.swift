@@ -1,14 +1,15 @@
 /// When a failed delivery is tried again: after each delay in turn (the last repeating), each moved by up to a fifth
 /// either way so that endpoints coming back are not all tried at once, or after the endpoint's `Retry-After` when it
-/// gave one (at most ``longestRetryAfter``). The default follows the Standard Webhooks specification's example schedule
-/// (https://github.com/standard-webhooks/standard-webhooks/blob/main/spec/standard-webhooks.md#retry-schedule): 5 s,
-/// 5 min, 30 min, 2 h, 5 h, 10 h, then 10 h. An endpoint failing for ``disableAfter`` is disabled.
+/// gave one (at most ``longestRetryAfter``). The default grows as the Standard Webhooks specification's example
+/// schedule does (https://github.com/standard-webhooks/standard-webhooks/blob/main/spec/standard-webhooks.md#retry-schedule),
+/// but stops at 50 s, a minute at most with its jitter: a batch fails only the endpoint's own backlog, which waits in
+/// the log, so an endpoint that comes back is tried again, and gets its backlog, within a minute. An endpoint failing
+/// for ``disableAfter`` is disabled.
 public struct WebhookRetrySchedule: Sendable, Equatable {
     public var delays: [Duration]
     public var disableAfter: Duration
 
-    public static let standard = WebhookRetrySchedule(
-        delays: [.seconds(5), .seconds(300), .seconds(1800), .seconds(7200), .seconds(18_000), .seconds(36_000)], disableAfter: .seconds(5 * 86_400))
+    public static let standard = WebhookRetrySchedule(delays: [.seconds(5), .seconds(20), .seconds(50)], disableAfter: .seconds(5 * 86_400))
 
     /// The longest `Retry-After` honoured.
     public static let longestRetryAfter: Duration = .seconds(86_400)

@@ -71,6 +71,9 @@ struct WebhookTests {
             let delay = schedule.delay(afterFailure: 1, jitter: jitter)
             #expect(delay >= .seconds(4) && delay <= .seconds(6))
         }
+        // The default: an endpoint that comes back is tried within a minute, jitter and all.
+        #expect(WebhookRetrySchedule.standard.delay(afterFailure: 100, jitter: 0.2) <= .seconds(60))
+        #expect(WebhookRetrySchedule(parsing: "5s,20s,50s") == .standard)
         #expect(WebhookRetrySchedule(parsing: "") == nil && WebhookRetrySchedule(parsing: "5s,soon") == nil && WebhookRetrySchedule(parsing: "0s") == nil)
     }
 
