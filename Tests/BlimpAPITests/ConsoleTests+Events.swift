@@ -13,11 +13,7 @@ extension ConsoleTests {
         try await APIHarness.run { harness, client in
             let session = try await Self.signIn(client, harness.scores)
             let base = "/console/app/\(harness.scores.app.appKey)"
-            let csrf = try #require(try await Self.get(client, "\(base)/compose", cookie: session).csrf)
-            let sent = try await Self.post(
-                client, "\(base)/compose", cookie: session,
-                [("csrf", csrf), ("event", "update"), ("name", "match"), ("content_state", #"{"home": 1}"#), ("action", "send")])
-            let pushID = try #require(sent.headers[.location]?.split(separator: "/").last.map(String.init))
+            let pushID = try await Self.composeAndSend(client, base: base, cookie: session)
             let channel = UUID().lowercaseString
             try await harness.database.query(
                 """

@@ -70,6 +70,16 @@ import Testing
         return (page, Self.cookie("blimp_session", in: page.headers))
     }
 
+    /// Sends an update of `match` from the compose page; returns its push id.
+    static func composeAndSend(_ client: any TestClientProtocol, base: String, cookie: String) async throws -> String {
+        let csrf = try #require(try await Self.get(client, "\(base)/compose", cookie: cookie).csrf)
+        let sent = try await Self.post(
+            client, "\(base)/compose", cookie: cookie,
+            [("csrf", csrf), ("event", "update"), ("name", "match"), ("content_state", #"{"home": 1}"#), ("action", "send")])
+        #expect(sent.status == .seeOther)
+        return try #require(sent.headers[.location]?.split(separator: "/").last.map(String.init))
+    }
+
     static func signIn(_ client: any TestClientProtocol, _ app: (app: App, credentials: AppCredentials)) async throws -> String {
         let answer = try await Self.signIn(client, [("app_key", app.app.appKey), ("master_secret", app.credentials.masterSecret)])
         #expect(answer.page.status == .seeOther)

@@ -45,14 +45,10 @@ import Testing
 
     struct Unreadable: Error {}
 
-    static let start = DispatchHarness.liveActivity(
-        "start", "match-5",
-        #", "attributes_type": "MatchAttributes", "attributes": {"home": "Foxes"}, "content_state": {"home": 0}, "alert": {"title": "Kick-off"}"#)
-
     @Test func aStartedActivitysLifeIsOnTheStreamOnce() async throws {
         try await DispatchHarness.run { harness in
             let devices = try await harness.register(2, name: nil, startToken: "MatchAttributes")
-            let start = try await harness.push(Self.start)
+            let start = try await harness.push(HeldPushTests.start)
             _ = try await harness.deliver([start])
             let awaiting = try await Self.events(harness)
             #expect(awaiting.sorted { $0.description < $1.description } == devices.map {
