@@ -931,11 +931,9 @@ CREATE TABLE webhooks (
     attempts               integer NOT NULL DEFAULT 0,
     failing_since          timestamptz,
     next_attempt_at        timestamptz NOT NULL,
-    last_attempt_at        timestamptz,
-    last_status            integer,
-    last_error             text,
     delivered_events       bigint NOT NULL DEFAULT 0,
-    -- The last 10 attempts, newest first: when, the batch, its events, the status and the error.
+    -- The last 10 attempts, newest first: when, the batch, its events, the status and the error (the API's last
+    -- attempt is the first of them).
     recent_attempts        jsonb NOT NULL DEFAULT '[]',
     claimed_by             text,
     lease_expires_at       timestamptz,

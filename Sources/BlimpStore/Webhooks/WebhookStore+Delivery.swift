@@ -137,8 +137,7 @@ extension WebhookStore {
             """
             cursor_xid = batch_through_xid, cursor_id = batch_through_id, delivered_events = delivered_events + batch_events,
             batch_id = NULL, batch_body = NULL, batch_events = NULL, batch_through_xid = NULL, batch_through_id = NULL,
-            attempts = 0, failing_since = NULL, last_attempt_at = \(now), last_status = \(status), last_error = NULL,
-            next_attempt_at = \(now), claimed_by = NULL, lease_expires_at = NULL
+            attempts = 0, failing_since = NULL, next_attempt_at = \(now), claimed_by = NULL, lease_expires_at = NULL
             """,
             attempt: Attempt(at: now, status: status, error: nil))
     }
@@ -148,8 +147,8 @@ extension WebhookStore {
         try await self.update(
             endpoint, worker: worker,
             """
-            attempts = attempts + 1, failing_since = coalesce(failing_since, \(now)), last_attempt_at = \(now), last_status = \(status),
-            last_error = \(error), next_attempt_at = \(next), claimed_by = NULL, lease_expires_at = NULL
+            attempts = attempts + 1, failing_since = coalesce(failing_since, \(now)), next_attempt_at = \(next),
+            claimed_by = NULL, lease_expires_at = NULL
             """,
             attempt: Attempt(at: now, status: status, error: error))
     }
@@ -159,21 +158,10 @@ extension WebhookStore {
         try await self.update(
             endpoint, worker: worker,
             """
-            enabled = false, disabled_reason = \(reason), last_attempt_at = \(now), last_status = \(status), last_error = \(reason),
-            claimed_by = NULL, lease_expires_at = NULL
+            enabled = false, disabled_reason = \(reason), claimed_by = NULL, lease_expires_at = NULL
             """,
             attempt: Attempt(at: now, status: status, error: reason))
         self.logger.warning("webhook disabled", metadata: ["webhook.id": "\(endpoint.id)", "reason": "\(reason)"])
-    }
-
-    /// The assignment that puts an attempt at the head of `recent_attempts`, keeping 10, with a trailing comma.
-    private static func attempt(at time: Date, status: Int?, error: String?) -> PostgresQuery {
-        """
-        recent_attempts = jsonb_path_query_array(
-            jsonb_build_array(jsonb_build_object('at', \(StreamedEvent.format(time)), 'batch', batch_id, 'events', batch_events,
-                                                 'status', NULLIF(\(status), '')::integer, 'error', NULLIF(\(error), ''))) || recent_attempts,
-            '$[0 to 9]'),
-        """
     }
 
     /// One attempt, as `recent_attempts` keeps it.

@@ -56,6 +56,10 @@ public struct WebhookStore: Sendable {
         var expression: String {
             switch self {
             case .recentAttempts: "w.recent_attempts::text"
+            // The last attempt is the head of the recent ones.
+            case .lastAttemptAt: "(w.recent_attempts -> 0 ->> 'at')::timestamptz"
+            case .lastStatus: "(w.recent_attempts -> 0 ->> 'status')::integer"
+            case .lastError: "w.recent_attempts -> 0 ->> 'error'"
             default: "w.\(self.rawValue)"
             }
         }
