@@ -120,6 +120,8 @@ import Testing
                 }
             }
             let before = try await self.events(log, app.id, count: 8)
+            // The other app's, written after, readable too before anything is deleted (the horizon only moves on).
+            #expect(try await self.events(log, own.id, count: 8).count == 8)
             #expect(try await log.trimmed(appID: app.id) == nil)
             // A day for the deployment; the other app keeps three days, so nothing of its goes. Batches of two.
             let deleted = try await log.deleteOld(
