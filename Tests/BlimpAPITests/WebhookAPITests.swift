@@ -10,8 +10,9 @@ import Testing
 /// is not https, names no public host or would be the app's eleventh, enabled again, given a new secret, deleted, each
 /// change on the audit trail.
 @Suite(.enabled(if: TestDatabase.isEnabled)) struct WebhookAPITests {
-    func fields(_ harness: APIHarness) -> HTTPFields {
-        let credentials = "\(harness.scores.app.appKey):\(harness.scores.credentials.masterSecret)"
+    func fields(_ harness: APIHarness, orders: Bool = false) -> HTTPFields {
+        let app = orders ? harness.orders : harness.scores
+        let credentials = "\(app.app.appKey):\(app.credentials.masterSecret)"
         return APIHarness.fields([
             ("Authorization", "Basic " + Data(credentials.utf8).base64EncodedString()), ("Accept", "application/vnd.urbanairship+json; version=3"),
             ("Content-Type", "application/json"),
@@ -42,6 +43,23 @@ import Testing
                 #expect(answer.status == .badRequest, "\(body)")
                 #expect((answer.body["details"] as? [String: Any])?["path"] as? String == path, "\(body): \(answer.body)")
             }
+
+            // Hostile input: a NUL in the URL, a huge list of one type, a number where a list goes, deep nesting,
+            // another app's credentials on this endpoint; each a 4xx, and the API serves on.
+            let many = Array(repeating: #""SEND""#, count: 20_000).joined(separator: ",")
+            for body in [
+                "{\"url\": \"https://93.184.216.34/h\u{0}ooks\"}", #"{"url": "https://93.184.216.34", "types": 1e-20000}"#,
+                #"{"url": "https://93.184.216.34", "types": [\#(many)], "url": "https://10.0.0.1"}"#, String(repeating: "[", count: 50_000),
+            ] {
+                answer = try await client.send(.post, "/api/webhooks", fields, body)
+                #expect(answer.status == .badRequest, "\(body.prefix(60)): \(answer.status)")
+                #expect(answer.body["ok"] as? Bool == false, "\(answer.body)")
+            }
+            let others = self.fields(harness, orders: true)
+            for (method, path) in [(HTTPRequest.Method.delete, "/api/webhooks/\(id)"), (.post, "/api/webhooks/\(id)/enable"), (.post, "/api/webhooks/\(id)/rotate")] {
+                #expect(try await client.send(method, path, others).status == .notFound, "another app's \(path)")
+            }
+            #expect((try await client.send(.get, "/api/webhooks", others).body["webhooks"] as? [Any])?.isEmpty == true)
 
             // A new secret: shown once, the endpoint otherwise unchanged.
             answer = try await client.send(.post, "/api/webhooks/\(id)/rotate", fields)
