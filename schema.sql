@@ -952,11 +952,3 @@ ALTER TABLE audit_events ADD CONSTRAINT audit_events_action_check CHECK (action 
     'credential.changed', 'app.created', 'app.changed',
     'account.created', 'account.removed', 'account.role_changed', 'account.password_changed', 'account.totp_changed',
     'sign_in', 'sign_in_failed', 'sign_out')) NOT VALID;
-
--- version 37: an intake's PUSH_BODY events, one row per app and flush
--- A transaction that accepts pushes writes their PUSH_BODY events as one row per app listing them (`push_ids`, at
--- most 1,000, `push_id` null) instead of a row each. Each listed push still has an event id of its own from the
--- log's sequence (`ids`, ascending, in the order of `push_ids`), and the row's `id` is the last of them, so an
--- offset inside the row finds it through the primary key: a stream reads each listed push as an event at its own
--- offset.
-ALTER TABLE events ADD COLUMN push_ids uuid[], ADD COLUMN ids bigint[];

@@ -75,46 +75,6 @@ import Testing
         }
     }
 
-    /// The pushes one transaction accepts for an app are one row of `PUSH_BODY` events, read as an event a push: each
-    /// with its own offset, id and push object, resumed from inside the row, found by push in the console, and trimmed
-    /// to the row's last event.
-    @Test func aFlushsPushBodiesAreOneRowReadAsAnEventEach() async throws {
-        try await TestDatabase.withFreshDatabase { _, client in
-            let (app, _) = try await TestApps.create(named: "Scores", in: client, serverKey: ServerKey.generate().key)
-            let log = EventLog(client: client, logger: Self.logger)
-            let names = ["first", "second", "third"]
-            let pushes = try names.map { try PushIntakeTests.push(#"{"event": "update", "name": "\#($0)", "content_state": {"home": 1}}"#) }
-            let submission = try PushSubmission(appID: app.id, pushes: pushes, idempotencyKey: nil)
-            _ = try await PushIntake(client: client, logger: Self.logger).accept(submission)
-            let rows = try await client.query("SELECT cardinality(push_ids) FROM events", logger: Self.logger).decode(Int?.self).array()
-            #expect(rows == [3])
-
-            let events = try await self.events(log, app.id, count: 3)
-            #expect(self.types(events) == ["PUSH_BODY", "PUSH_BODY", "PUSH_BODY"])
-            #expect(Set(events.compactMap(\.pushID)) == Set(submission.pushIDs))
-            #expect(events.map(\.offset) == events.map(\.offset).sorted() && Set(events.map(\.offset)).count == 3)
-            #expect(Set(events.map(\.id)).count == 3)
-            for event in events {
-                let name = names[try #require(submission.pushIDs.firstIndex(of: event.pushID!))]
-                guard case .string(let payload)? = event.body["payload"], let decoded = Data(base64Encoded: payload) else {
-                    Issue.record("no payload: \(event.body.text)")
-                    continue
-                }
-                #expect(try RawJSONParser.parse(Array(decoded))["notification"]?["ios"]?["live_activity"]?["name"] == .string(name))
-            }
-            #expect(try await log.events(appID: app.id, after: events[0].offset, limit: 1).map(\.id) == [events[1].id])
-            #expect(try await log.events(appID: app.id, after: events[1].offset, limit: 10).map(\.id) == [events[2].id])
-            #expect(try await log.events(appID: app.id, after: events[2].offset, limit: 10).isEmpty)
-
-            let second = EventLog.RecentFilter(pushID: events[1].pushID)
-            #expect(try await log.recent(appID: app.id, matching: second, before: nil, limit: 10).map(\.id) == [events[1].id])
-            #expect(try await log.recent(appID: app.id, matching: .init(), before: events[2].offset, limit: 10).map(\.id) == [events[1].id, events[0].id])
-
-            #expect(try await log.deleteOld(defaultCutoff: Date().addingTimeInterval(60), cutoffs: [:], budget: .seconds(30)) == 1)
-            #expect(try await log.trimmed(appID: app.id) == events[2].offset)
-        }
-    }
-
     /// A transaction that began writing first commits its event last: the event committed meanwhile is not read until
     /// it does, and then both are read, the first transaction's first. Read by id, the reader would have passed it.
     @Test func anEventWaitsForEveryTransactionThatCouldCommitBeforeIt() async throws {

@@ -102,7 +102,7 @@ struct EventsPage: Sendable {
     }
 
     /// How far back a filter looks, in words.
-    static let window = "A filter looks through at least the app's newest \(Format.count(EventLog.recentWindow)) events."
+    static let window = "A filter looks through the app's newest \(Format.count(EventLog.recentWindow)) events."
 
 
     static let template = #"""

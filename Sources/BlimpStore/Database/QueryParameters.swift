@@ -18,12 +18,6 @@ struct QueryParameters: Sendable {
         return "$\(self.bindings.count)"
     }
 
-    /// Appends `value`, or a null, and returns its placeholder.
-    mutating func bind<Value: PostgresDynamicTypeEncodable>(_ value: Value?) -> String {
-        if let value { self.bindings.append(value) } else { self.bindings.appendNull() }
-        return "$\(self.bindings.count)"
-    }
-
     /// `sql` with these parameters.
     func query(_ sql: String) -> PostgresQuery {
         PostgresQuery(unsafeSQL: sql, binds: self.bindings)

@@ -16,37 +16,27 @@ extension EventLog {
         }
     }
 
-    /// How many of the log's newest rows (before the page's start) a filtered read looks through: the log has no index
+    /// How many of the app's newest events (before the page's start) a filtered read looks through: the log has no index
     /// by channel or push (a fan-out writes a row per token), so a filter is applied to this many at most.
     public static let recentWindow = 200_000
 
     /// Up to `limit` of the app's events that `filter` matches, newest first, before `offset` (the newest when `nil`),
-    /// among the ``recentWindow`` rows before it. Unlike a stream, the console reads what has committed, whatever is running.
+    /// among the ``recentWindow`` before it. Unlike a stream, the console reads what has committed, whatever is running.
     public func recent(appID: Int64, matching filter: RecentFilter, before offset: EventOffset?, limit: Int) async throws(StoreError) -> [StreamedEvent] {
         let before = offset ?? EventOffset(transaction: UInt64.max, id: Int64.max)
-        var parameters = QueryParameters()
-        let app = parameters.bind(appID)
-        let transaction = parameters.bind(String(before.transaction)) + "::xid8"
-        let id = parameters.bind(before.id)
-        let type = parameters.bind(filter.type?.rawValue)
-        let channel = parameters.bind(filter.channelID)
-        let push = parameters.bind(filter.pushID)
-        let limit = parameters.bind(limit)
-        // From the end of the offset's transaction: the row holding the offset may have a higher id.
-        let window = """
-            (SELECT * FROM events WHERE app_id = \(app) AND xid <= \(transaction) ORDER BY xid DESC, id DESC LIMIT \(Self.recentWindow))
-            """
-        return try await self.read(parameters.query("""
-            SELECT \(Selected.selectList)
-            FROM \(Self.rows(window))
+        let query: PostgresQuery = """
+            SELECT \(unescaped: Selected.selectList)
+            FROM (SELECT * FROM events
+                  WHERE app_id = \(appID) AND (xid, id) < (\(String(before.transaction))::xid8, \(before.id))
+                  ORDER BY xid DESC, id DESC LIMIT \(Self.recentWindow)) AS e
             LEFT JOIN channels c ON c.app_id = e.app_id AND c.channel_id = e.channel_id
-            LEFT JOIN pushes p ON p.app_id = e.app_id AND p.push_id = \(Selected.pushID.expression)
-            WHERE (e.xid, \(Selected.id.expression)) < (\(transaction), \(id))
-              AND (\(type)::text IS NULL OR e.type = \(type)::text)
-              AND (\(channel)::uuid IS NULL OR e.channel_id = \(channel)::uuid)
-              AND (\(push)::uuid IS NULL OR \(Selected.pushID.expression) = \(push)::uuid)
-            ORDER BY e.xid DESC, e.id DESC, m.n DESC
+            LEFT JOIN pushes p ON p.app_id = e.app_id AND p.push_id = e.push_id
+            WHERE (\(filter.type?.rawValue)::text IS NULL OR e.type = \(filter.type?.rawValue)::text)
+              AND (\(filter.channelID)::uuid IS NULL OR e.channel_id = \(filter.channelID)::uuid)
+              AND (\(filter.pushID)::uuid IS NULL OR e.push_id = \(filter.pushID)::uuid)
+            ORDER BY e.xid DESC, e.id DESC
             LIMIT \(limit)
-            """))
+            """
+        return try await self.read(query)
     }
 }

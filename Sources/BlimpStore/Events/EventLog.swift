@@ -50,41 +50,17 @@ public struct EventLog: Sendable {
 
     /// Up to `limit` of the app's events after `offset`, in order, each with its body as the stream sends it.
     public func events(appID: Int64, after offset: EventOffset, limit: Int) async throws(StoreError) -> [StreamedEvent] {
-        var parameters = QueryParameters()
-        let app = parameters.bind(appID)
-        let transaction = parameters.bind(String(offset.transaction)) + "::xid8"
-        let id = parameters.bind(offset.id)
-        let limit = parameters.bind(limit)
-        // The rows are read in the primary key's order, one more than the events wanted (the row holding the offset
-        // may have none after it), so that the events' order is sorted among those rows alone, whatever the plan.
-        let rows = """
-            (SELECT * FROM events
-             WHERE app_id = \(app) AND (xid, id) >= (\(transaction), \(id)) AND xid < pg_snapshot_xmin(pg_current_snapshot())
-             ORDER BY xid, id LIMIT \(limit) + 1)
-            """
-        return try await self.read(parameters.query("""
-            SELECT \(Selected.selectList)
-            FROM \(Self.rows(rows))
+        let query: PostgresQuery = """
+            SELECT \(unescaped: Selected.selectList)
+            FROM events e
             LEFT JOIN channels c ON c.app_id = e.app_id AND c.channel_id = e.channel_id
-            LEFT JOIN pushes p ON p.app_id = e.app_id AND p.push_id = \(Selected.pushID.expression)
-            WHERE \(Self.after(transaction, id))
-            ORDER BY e.xid, e.id, m.n
+            LEFT JOIN pushes p ON p.app_id = e.app_id AND p.push_id = e.push_id
+            WHERE e.app_id = \(appID) AND (e.xid, e.id) > (\(String(offset.transaction))::xid8, \(offset.id))
+              AND e.xid < pg_snapshot_xmin(pg_current_snapshot())
+            ORDER BY e.xid, e.id
             LIMIT \(limit)
-            """))
-    }
-
-    /// The events of the log's `rows` (`events`, or a query of them), aliased `e`: a row of `PUSH_BODY` events is an
-    /// event for each push it lists (`m.push_id`, with its id `m.id`, the `m.n`th from 1), any other row one event
-    /// (`m` null). A listing row's id is its last event's, and no other row of its app and transaction has an id
-    /// between its first and last, so the rows' order is their events' order, and the row holding an offset is the
-    /// first whose (`xid`, `id`) is at least the offset's.
-    static func rows(_ rows: String) -> String {
-        "\(rows) e LEFT JOIN LATERAL unnest(e.push_ids, e.ids) WITH ORDINALITY AS m (push_id, id, n) ON true"
-    }
-
-    /// SQL over ``rows(_:)`` that holds for the events after the offset at `transaction` and `id` (SQL expressions).
-    static func after(_ transaction: String, _ id: String) -> String {
-        "(e.xid, \(Selected.id.expression)) > (\(transaction), \(id))"
+            """
+        return try await self.read(query)
     }
 
     /// The events `query` selects (``Selected``), in its order.
@@ -110,11 +86,9 @@ public struct EventLog: Sendable {
         var expression: String {
             switch self {
             case .transaction: "e.xid::text"
-            case .id: "coalesce(m.id, e.id)"
             // Stable, and unique across apps: (xid, id) is.
-            case .eventID: "md5(e.xid::text || ':' || coalesce(m.id, e.id))::uuid"
-            case .pushID: "coalesce(m.push_id, e.push_id)"
-            case .type, .occurredAt, .processedAt, .channelID: "e.\(self.rawValue)"
+            case .eventID: "md5(e.xid::text || ':' || e.id)::uuid"
+            case .id, .type, .occurredAt, .processedAt, .channelID, .pushID: "e.\(self.rawValue)"
             case .body: "e.body::text"
             case .namedUserID: "c.named_user_id"
             // Each read only for the type that shows it: a fan-out's thousands of SENDs do not each read the push object.

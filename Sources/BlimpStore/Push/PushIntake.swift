@@ -10,7 +10,7 @@ import PostgresNIO
 ///    name to the same audience as written);
 /// 3. in one statement, lists the names pushed for the first time (`activity_names`), inserts the pushes, each with
 ///    the APNs body its preparation built (``PushPreparation``), only its timestamp set (``APNsPayload/stamped(_:)``),
-///    with their `PUSH_BODY` events (``EventLog``), and records a `push.accepted` audit entry per push (``AuditLog``), so
+///    with its `PUSH_BODY` event (``EventLog``), and records a `push.accepted` audit entry per push (``AuditLog``), so
 ///    that no push is queued off the record;
 /// 4. sets the type of a start whose name was last started as another: what updates and ends of the name are
 ///    checked against;
@@ -185,9 +185,8 @@ public struct PushIntake: Sendable {
     // MARK: - Rows
 
     /// One statement: lists the names of the flush's pushes that `activity_names` lacks (``names(of:)``), inserts the
-    /// pushes' rows (``PushColumn``), their `PUSH_BODY` events for the apps' streams (a row per app listing up to
-    /// 1,000 pushes, each with an event id of its own, the row's id the last: one row instead of one a push keeps the
-    /// log's cost off the intake; a stream reads the push objects from their rows) and their audit entries, and notifies the workers, who LISTEN (PostgreSQL delivers it when the
+    /// pushes' rows (``PushColumn``), a `PUSH_BODY` event of each for the app's stream (which reads the push object
+    /// from its row) and their audit entries, and notifies the workers, who LISTEN (PostgreSQL delivers it when the
     /// transaction commits). Listing a name does not lock one already listed: a name shared by many
     /// activities is no row that every push waits on. Its text is the same for every flush and it reads no table
     /// whose size could change its plan, so, prepared, it is parsed and planned once per connection: for a flush of
@@ -202,12 +201,8 @@ public struct PushIntake: Sendable {
                      \(PushColumn.insertSelect(into: "pushes")) FROM jsonb_to_recordset($2::jsonb) AS r (\(PushColumn.recordFields))
                      RETURNING app_id, push_id, accepted_at),
                  logged AS (
-                     INSERT INTO events (app_id, type, occurred_at, id, push_ids, ids) OVERRIDING SYSTEM VALUE
-                     SELECT app_id, '\(EventType.pushBody.rawValue)', accepted_at, max(id), array_agg(push_id ORDER BY id), array_agg(id ORDER BY id)
-                     FROM (SELECT app_id, accepted_at, push_id, id,
-                                  (row_number() OVER (PARTITION BY app_id, accepted_at ORDER BY id) - 1) / 1000 AS part
-                           FROM (SELECT app_id, accepted_at, push_id, nextval('events_id_seq') AS id FROM queued) AS drawn) AS q
-                     GROUP BY app_id, accepted_at, part),
+                     INSERT INTO events (app_id, type, occurred_at, push_id)
+                     SELECT app_id, '\(EventType.pushBody.rawValue)', accepted_at, push_id FROM queued),
                  audited AS (
                      \(AuditColumn.insertSelect(into: "audit_events")) FROM jsonb_to_recordset($3::jsonb) AS r (\(AuditColumn.recordFields)))
             SELECT pg_notify('\(DispatchStore.channel)', '')

@@ -39,12 +39,12 @@ public struct WebhookStore: Sendable {
         public var pendingEvents: Int?
         /// The last 10 attempts, newest first, as stored (a JSON array of `at`, `batch`, `events`, `status`, `error`).
         public var recentAttempts: String
-        /// Events of its types after those it was delivered, among the next ``backlogWindow`` rows of the log; `nil` where
+        /// Events of its types after those it was delivered, among the next ``backlogWindow`` of the log; `nil` where
         /// not counted (a change's answer).
         public var backlog: Int?
     }
 
-    /// How many of the log's rows after an endpoint's place its backlog count reads at most.
+    /// How many of the log's events after an endpoint's place its backlog count reads at most.
     public static let backlogWindow = 100_000
 
     /// What a read of an endpoint selects, each column by name.
@@ -114,12 +114,9 @@ public struct WebhookStore: Sendable {
                 """
                 SELECT \(unescaped: Column.selectList),
                        (SELECT count(*) FILTER (WHERE w.types IS NULL OR ahead.type = ANY(w.types))::int
-                        FROM (SELECT e.type
-                              FROM \(unescaped: EventLog.rows("""
-                                  (SELECT * FROM events WHERE app_id = w.app_id AND (xid, id) >= (w.cursor_xid, w.cursor_id)
-                                   ORDER BY xid, id LIMIT \(Self.backlogWindow))
-                                  """))
-                              WHERE \(unescaped: EventLog.after("w.cursor_xid", "w.cursor_id"))) AS ahead) AS backlog
+                        FROM (SELECT e.type FROM events e
+                              WHERE e.app_id = w.app_id AND (e.xid, e.id) > (w.cursor_xid, w.cursor_id)
+                              ORDER BY e.xid, e.id LIMIT \(Self.backlogWindow)) AS ahead) AS backlog
                 FROM webhooks w WHERE w.app_id = \(appID) ORDER BY w.created_at, w.id
                 """,
                 logger: self.logger
