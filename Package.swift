@@ -266,7 +266,9 @@ let package = Package(
                 "BlimpSimulator",
                 "BlimpStore",
                 "BlimpTestSupport",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),

@@ -59,16 +59,14 @@ struct DevCommand: AsyncParsableCommand {
         }
         let worker = try WorkerCommand.worker(
             database: database, apns: apns, broadcast: services.broadcast, serverKey: serverKey, logger: logger)
-        let webhookClient = WebhookSender.makeClient()
         let webhooks = WorkerCommand.webhookSender(
-            database: database, client: webhookClient, serverKey: serverKey, configuration: try self.webhooks.sender(), name: worker.name,
+            database: database, serverKey: serverKey, configuration: try self.webhooks.sender(), name: worker.name,
             logger: logger)
         let endpoint = services.metrics(metrics, samplers: [worker.apns.recordConnectionMetrics], logger: logger)
         try await runServices(
             [tracing].compactMap { $0 } + services.all + [worker, webhooks] + (simulator?.services ?? []) + endpoint, logger: logger)
         await worker.apns.shutdown()
         await services.broadcast.shutdown()
-        try? await webhookClient.shutdown()
     }
 
     /// The simulator on the loopback address, with its CA in the state folder, trusting the demo app's key.

@@ -1,5 +1,4 @@
 import ArgumentParser
-import AsyncHTTPClient
 import BlimpAPNs
 import BlimpCore
 import BlimpDispatch
@@ -52,24 +51,21 @@ struct WorkerCommand: AsyncParsableCommand {
         let worker = try Self.worker(
             database: database, listening: listening, apns: apns, broadcast: broadcast, serverKey: serverKey,
             configuration: configuration, name: self.name, preparedStatements: !url.pooled, logger: logger)
-        let webhookClient = WebhookSender.makeClient()
         let webhooks = Self.webhookSender(
-            database: database, client: webhookClient, serverKey: serverKey, configuration: try self.webhooks.sender(), name: worker.name,
+            database: database, serverKey: serverKey, configuration: try self.webhooks.sender(), name: worker.name,
             logger: logger)
         let endpoint = metrics.map { [$0.service(samplers: [worker.apns.recordConnectionMetrics], logger: logger)] } ?? []
         try await runServices([tracing, listener].compactMap { $0 } + [database, worker, webhooks] + endpoint, logger: logger)
         await worker.apns.shutdown()
         await broadcast.shutdown()
-        try? await webhookClient.shutdown()
     }
 
-    /// The webhooks' sender beside a worker named `name`, posting with `client`, which the caller shuts down.
+    /// The webhooks' sender beside a worker named `name`.
     static func webhookSender(
-        database: PostgresClient, client: HTTPClient, serverKey: ServerKey, configuration: WebhookSender.Configuration, name: String,
-        logger: Logger
+        database: PostgresClient, serverKey: ServerKey, configuration: WebhookSender.Configuration, name: String, logger: Logger
     ) -> WebhookSender {
         WebhookSender(
-            store: WebhookStore(client: database, logger: logger), events: EventLog(client: database, logger: logger), client: client,
+            store: WebhookStore(client: database, logger: logger), events: EventLog(client: database, logger: logger),
             serverKey: serverKey, configuration: configuration, name: name, logger: logger)
     }
 

@@ -32,33 +32,20 @@ public struct WebhookSender: Service {
 
     let store: WebhookStore
     let events: EventLog
-    let client: HTTPClient
+    let clients = WebhookClients()
     let serverKey: ServerKey
     let configuration: Configuration
     let name: String
     let logger: Logger
 
-    /// A sender named `name` (the worker's), posting with `client` (which must not follow redirects).
-    public init(
-        store: WebhookStore, events: EventLog, client: HTTPClient, serverKey: ServerKey, configuration: Configuration, name: String,
-        logger: Logger
-    ) {
+    /// A sender named `name` (the worker's).
+    public init(store: WebhookStore, events: EventLog, serverKey: ServerKey, configuration: Configuration, name: String, logger: Logger) {
         self.store = store
         self.events = events
-        self.client = client
         self.serverKey = serverKey
         self.configuration = configuration
         self.name = name
         self.logger = logger
-    }
-
-    /// An HTTP client as the sender needs one: no redirects (an endpoint could send the request anywhere), and its
-    /// own connections.
-    public static func makeClient() -> HTTPClient {
-        var configuration = HTTPClient.Configuration()
-        configuration.redirectConfiguration = .disallow
-        configuration.timeout = .init(connect: .seconds(10), read: .seconds(30))
-        return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
 
     /// What wakes the sender: a delivery that ended (its slot is free), or the poll's tick.
@@ -98,6 +85,7 @@ public struct WebhookSender: Service {
             }
             group.cancelAll()
         }
+        await self.clients.shutDown()
     }
 
     /// Up to `limit` due endpoints, claimed under a lease as long as two requests may take; none when PostgreSQL fails.
@@ -156,8 +144,11 @@ public struct WebhookSender: Service {
     /// Posts the batch, signed, and records the answer.
     private func send(_ batch: WebhookStore.Batch, to endpoint: WebhookStore.ClaimedEndpoint, now: Date) async throws {
         let metadata: Logger.Metadata = ["webhook.id": "\(endpoint.id)", "webhook.batch": "\(batch.id)", "events": "\(batch.events)"]
-        if !self.configuration.allowsPrivateAddresses, let refusal = await EndpointResolution.refusal(of: endpoint.url) {
-            try await self.failed(endpoint, status: nil, error: refusal, retryAfter: nil, now: now, metadata: metadata)
+        let target: EndpointResolution.Checked
+        switch await EndpointResolution.check(endpoint.url, allowingPrivate: self.configuration.allowsPrivateAddresses) {
+        case .success(let checked): target = checked
+        case .failure(let refusal):
+            try await self.failed(endpoint, status: nil, error: refusal.reason, retryAfter: nil, now: now, metadata: metadata)
             return
         }
         let timestamp = Int64(Date().timeIntervalSince1970)
@@ -173,10 +164,7 @@ public struct WebhookSender: Service {
         let status: Int
         let retryAfter: Duration?
         do {
-            let response = try await self.client.execute(request, timeout: .seconds(self.configuration.requestTimeout.components.seconds))
-            _ = try? await response.body.collect(upTo: 64 * 1024)
-            status = Int(response.status.code)
-            retryAfter = response.headers.first(name: "Retry-After").flatMap(Int64.init).map { .seconds($0) }
+            (status, retryAfter) = try await self.post(request, to: target)
         } catch {
             if Task.isCancelled { throw CancellationError() }
             try await self.failed(endpoint, status: nil, error: "no answer: \(error)", retryAfter: nil, now: now, metadata: metadata)
@@ -190,6 +178,20 @@ public struct WebhookSender: Service {
             try await self.store.disable(endpoint, reason: "the endpoint answered 410 Gone", status: status, worker: self.name, now: Date())
         default:
             try await self.failed(endpoint, status: status, error: "answered \(status)", retryAfter: retryAfter, now: now, metadata: metadata)
+        }
+    }
+
+    /// Posts `request` to `target`'s address: the answer's status and `Retry-After`.
+    private func post(_ request: HTTPClientRequest, to target: EndpointResolution.Checked) async throws -> (Int, Duration?) {
+        let client = await self.clients.acquire(target)
+        do {
+            let response = try await client.execute(request, timeout: .seconds(self.configuration.requestTimeout.components.seconds))
+            _ = try? await response.body.collect(upTo: 64 * 1024)
+            await self.clients.release(target)
+            return (Int(response.status.code), response.headers.first(name: "Retry-After").flatMap(Int64.init).map { .seconds($0) })
+        } catch {
+            await self.clients.release(target)
+            throw error
         }
     }
 
