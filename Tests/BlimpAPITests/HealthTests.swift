@@ -44,6 +44,36 @@ import Testing
             }
         }
     }
+
+    /// A read-only database (a standby, or a primary being demoted in a failover) answers, but takes no write: `/ready`
+    /// says so, and a push is a 503 with `Retry-After`, not a 500, so that its client tries again.
+    @Test(.enabled(if: TestDatabase.isEnabled)) func aReadOnlyDatabaseIsNotReadyAndAPushIsA503() async throws {
+        try await TestDatabase.withFreshDatabase { url, admin in
+            let serverKey = ServerKey.generate().key
+            let (app, credentials) = try await TestApps.create(named: "Scores", in: admin, serverKey: serverKey)
+            let name = try await admin.query("SELECT current_database()", logger: TestDatabase.logger).collect()[0].decode(String.self)
+            try await admin.query("ALTER DATABASE \(unescaped: name) SET default_transaction_read_only = on", logger: TestDatabase.logger)
+            try await DatabaseURL(url).withClient(logger: TestDatabase.logger) { database in
+                let router = BlimpServer.buildRouter(
+                    database: database, configuration: APIConfiguration(serverKey: serverKey), logger: TestDatabase.logger)
+                try await Application(router: router).test(.router) { client in
+                    try await client.execute(uri: "/ready", method: .get) { response in
+                        #expect(response.status == .serviceUnavailable)
+                        #expect(json(response.body) == ["ok": false, "error": "database is read-only"])
+                    }
+                    let push = #"{"audience": "all", "device_types": ["ios"], "notification": {"alert": "Goal!"}}"#
+                    try await client.execute(
+                        uri: "/api/push", method: .post, headers: APIHarness.basic(app.appKey, credentials.masterSecret),
+                        body: ByteBuffer(string: push)
+                    ) { response in
+                        #expect(response.status == .serviceUnavailable, "\(String(buffer: response.body))")
+                        #expect(response.headers[.retryAfter] != nil)
+                        #expect(json(response.body)["ok"] as? Bool == false)
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// A JSON object body as a dictionary that compares by value.

@@ -4,7 +4,7 @@ import Hummingbird
 import Logging
 import PostgresNIO
 
-/// `GET /health` (the process is up) and `GET /ready` (it can reach its database).
+/// `GET /health` (the process is up) and `GET /ready` (it can write to its database).
 struct HealthController {
     let database: PostgresClient
     /// How long `/ready` waits for the database before answering 503.
@@ -15,10 +15,19 @@ struct HealthController {
         router.get("ready") { _, context in await self.ready(logger: context.logger) }
     }
 
+    /// 200 once the database answers and takes writes: a standby, or a primary being demoted, answers but refuses
+    /// every write (https://www.postgresql.org/docs/current/functions-admin.html#FUNCTIONS-RECOVERY-CONTROL).
     func ready(logger: Logger) async -> EditedResponse<Status> {
         do {
-            _ = try await withAbandoningTimeout(self.readinessTimeout) { [database] in
-                try await database.query("SELECT 1", logger: logger)
+            let readOnly = try await withAbandoningTimeout(self.readinessTimeout) { [database] in
+                let rows = try await database.query(
+                    "SELECT pg_is_in_recovery() OR current_setting('transaction_read_only') = 'on'", logger: logger
+                ).collect()
+                return try rows.first?.decode(Bool.self) ?? true
+            }
+            guard !readOnly else {
+                logger.warning("database not ready: it is read-only")
+                return EditedResponse(status: .serviceUnavailable, response: Status(ok: false, error: "database is read-only"))
             }
             return EditedResponse(status: .ok, response: Status(ok: true))
         } catch {

@@ -94,9 +94,10 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
         "console_sessions_app_id_fkey": .noSuchApp,
     ]
 
-    /// SQLSTATE classes and codes that mean "not now" rather than "wrong": connection exceptions (08), too many
-    /// connections (53300), a statement timeout (57014) and server shutdowns (57P01–57P03).
-    private static let unavailableStates: Set<String> = ["53300", "57014", "57P01", "57P02", "57P03"]
+    /// SQLSTATE classes and codes that mean "not now" rather than "wrong": connection exceptions (08), a write on a
+    /// server that is read-only (25006: a standby, or a primary being demoted in a failover), too many connections
+    /// (53300), a statement timeout (57014) and server shutdowns (57P01–57P03).
+    private static let unavailableStates: Set<String> = ["25006", "53300", "57014", "57P01", "57P02", "57P03"]
 
     private static func isUnavailable(_ error: any Error) -> Bool {
         switch error {
