@@ -40,7 +40,8 @@ struct APICommand: AsyncParsableCommand {
     }
 }
 
-/// The API process's services: the database clients, which must run first, the API, and the janitor that deletes
+/// The API process's services: the database clients and the watch that refuses requests while the database does
+/// not answer, which must run first, the API, and the janitor that deletes
 /// expired Live Activities, idempotency keys, nonces, console sessions and refilled rate buckets, pushes, delivery
 /// outcomes, send tallies and audit entries past their retention, creates delivery outcomes' day partitions ahead, and
 /// refreshes the console's rollups; and the APNs channel-management client live activity channels are created and
@@ -48,11 +49,12 @@ struct APICommand: AsyncParsableCommand {
 struct APIServices {
     let database: PostgresClient
     let janitorDatabase: PostgresClient
+    let watch: DatabaseWatch
     var api: Application<RouterResponder<APIRequestContext>>
     let janitor: Janitor
     let broadcast: APNsBroadcastClient
 
-    var all: [any Service] { [self.database, self.janitorDatabase, self.api, self.janitor] }
+    var all: [any Service] { [self.database, self.janitorDatabase, self.watch, self.api, self.janitor] }
 
     /// With metrics on: the queue's gauges (on the janitor's connection) and the metrics endpoint.
     func metrics(_ server: MetricsServer?, samplers: [MetricsServer.Sampler] = [], logger: Logger) -> [any Service] {
@@ -84,6 +86,8 @@ extension ListenOptions {
         var configuration = APIConfiguration(
             serverKey: serverKey, publicURL: self.publicURL, limits: limits, retention: retention, broadcastChannels: broadcast)
         configuration.webhooksAllowPrivate = WebhookOptions.allowsPrivate
+        let watch = DatabaseWatch(url: url, logger: logger)
+        configuration.databaseWatch = watch
         var api = BlimpServer.buildApplication(
             host: self.host,
             port: self.port,
@@ -98,7 +102,8 @@ extension ListenOptions {
         if url.pooled {
             api.beforeServerStarts { await Self.checkPooledSessions(of: database, url: url, statementTimeout: limits.requestTimeout, logger: logger) }
         }
-        return APIServices(database: database, janitorDatabase: janitorDatabase, api: api, janitor: janitor, broadcast: broadcast)
+        return APIServices(
+            database: database, janitorDatabase: janitorDatabase, watch: watch, api: api, janitor: janitor, broadcast: broadcast)
     }
 
     /// The janitor's chores, in order, on its own connection; `retention` for the deployment, each app's own retentions
