@@ -293,19 +293,26 @@ public final class Worker: Service, Sendable {
     }
 
     /// Wakes an idle claim loop whenever the API notifies that it queued pushes or that a token released held ones;
-    /// reconnects when the connection drops.
+    /// reconnects when the connection drops, or when its heartbeat finds the server silent or a standby.
     private func listen(on listener: PostgresClient) async {
         while !Task.isCancelled, !Task.isShuttingDownGracefully {
             do {
                 try await listener.withConnection { connection in
-                    try await connection.listen(on: DispatchStore.channel) { notifications in
-                        // Anything queued or released while not listening.
-                        self.releasesMayWait.store(true, ordering: .relaxed)
-                        self.loops.wakeOne()
-                        for try await notification in notifications.cancelOnGracefulShutdown() {
-                            if notification.payload == DispatchStore.releasedPayload { self.releasesMayWait.store(true, ordering: .relaxed) }
-                            self.loops.wakeOne()
+                    try await withThrowingTaskGroup(of: Void.self) { group in
+                        group.addTask {
+                            try await connection.listen(on: DispatchStore.channel) { notifications in
+                                // Anything queued or released while not listening.
+                                self.releasesMayWait.store(true, ordering: .relaxed)
+                                self.loops.wakeOne()
+                                for try await notification in notifications.cancelOnGracefulShutdown() {
+                                    if notification.payload == DispatchStore.releasedPayload { self.releasesMayWait.store(true, ordering: .relaxed) }
+                                    self.loops.wakeOne()
+                                }
+                            }
                         }
+                        group.addTask { try await self.heartbeat(on: connection) }
+                        defer { group.cancelAll() }
+                        try await group.next()
                     }
                 }
             } catch {
@@ -315,4 +322,29 @@ public final class Worker: Service, Sendable {
             }
         }
     }
+
+    /// Asks the listening connection's server, every ``WorkerConfiguration/listenerHeartbeat``, whether it is in
+    /// recovery: NOTIFY reaches listeners on the primary only. A server that does not answer within the heartbeat (a
+    /// connection left open on one that went away without closing it) or is a standby (demoted in a failover) gets
+    /// the connection closed, which ends the listen, and listening starts again on a new one
+    /// (https://www.postgresql.org/docs/current/functions-admin.html#FUNCTIONS-RECOVERY-INFO-TABLE).
+    private func heartbeat(on connection: PostgresConnection) async throws {
+        let interval = self.configuration.listenerHeartbeat
+        while true {
+            try await Task.sleep(for: interval)
+            let standby = try? await withAbandoningTimeout(interval) {
+                try await connection.query("SELECT pg_is_in_recovery()", logger: self.logger).collect().first?.decode(Bool.self)
+            }
+            guard standby == false else {
+                self.logger.warning("the listening connection's server did not answer as a primary; listening again", metadata: [
+                    "heartbeat": "\(interval)", "answer": "\(standby == true ? "standby" : "none")",
+                ])
+                try? await connection.close()
+                throw ListenerSilent()
+            }
+        }
+    }
+
+    /// The listening connection's server did not answer its heartbeat as a primary.
+    struct ListenerSilent: Error {}
 }

@@ -16,6 +16,10 @@ public struct WorkerConfiguration: Sendable {
     public var lease: Duration = .seconds(30)
     /// How often a worker looks for work without being notified (expired leases). Defaults to 5 s.
     public var pollInterval: Duration = .seconds(5)
+    /// How often the connection a worker listens on is asked whether its server still answers as a primary, and how
+    /// long it may take: a connection left on a server that stopped answering without closing it, or that became a
+    /// standby, is replaced. Defaults to 10 s.
+    public var listenerHeartbeat: Duration = .seconds(10)
     /// Retries of one token after 429, 5xx or no answer: 5 attempts, from 200 ms doubling to at most 10 s.
     public var delivery = DeliveryPolicy(maxAttempts: 5, baseDelay: .milliseconds(200), maxDelay: .seconds(10))
     /// Attempts at a part whose delivery fails as a whole (the database, the app's key), and the waits between them,
