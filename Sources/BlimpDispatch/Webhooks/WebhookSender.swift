@@ -72,7 +72,8 @@ public struct WebhookSender: Service {
                 }
                 if !ticking {
                     group.addTask {
-                        try? await Task.sleep(for: self.configuration.pollInterval)
+                        // Ends at once at shutdown, so that stopping waits for no tick (the worker stops after this).
+                        try? await cancelWhenGracefulShutdown { try await Task.sleep(for: self.configuration.pollInterval) }
                         return .tick
                     }
                     ticking = true
