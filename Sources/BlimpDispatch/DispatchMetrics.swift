@@ -10,6 +10,9 @@ enum DispatchMetrics {
     static let budgetSkips = Counter(label: "blimp_budget_skips_total")
     /// Tokens APNs answered are no longer valid, removed from their channels.
     static let tokensPruned = Counter(label: "blimp_tokens_pruned_total")
+    /// Times a worker started listening for new pushes again: its connection failed, or its heartbeat found the
+    /// server silent or a standby.
+    static let listenerReconnects = Counter(label: "blimp_listener_reconnects_total")
 
     /// Counts one batch's downgrades, budget skips and pruned tokens: what `counts` gained since `before`.
     static func count(from before: PushCounts, to counts: PushCounts) {

@@ -295,7 +295,11 @@ public final class Worker: Service, Sendable {
     /// Wakes an idle claim loop whenever the API notifies that it queued pushes or that a token released held ones;
     /// reconnects when the connection drops, or when its heartbeat finds the server silent or a standby.
     private func listen(on listener: PostgresClient) async {
+        DispatchMetrics.listenerReconnects.increment(by: 0)
+        var listened = false
         while !Task.isCancelled, !Task.isShuttingDownGracefully {
+            if listened { DispatchMetrics.listenerReconnects.increment() }
+            listened = true
             do {
                 try await listener.withConnection { connection in
                     try await withThrowingTaskGroup(of: Void.self) { group in

@@ -25,9 +25,11 @@ enum MetricCatalog {
         "blimp_tokens_pruned_total": "Device tokens APNs called no longer valid, removed from their channels.",
         "blimp_priority_downgrades_total": "Live Activity requests sent at priority 5 because the device's priority-10 budget was spent.",
         "blimp_budget_skips_total": "Live Activity starts not sent because the device spent its push-to-start budget.",
+        "blimp_listener_reconnects_total": "Times the worker started listening for new pushes again: its connection failed, or the server went silent or became a standby.",
         // Both
         "blimp_db_connections": "PostgreSQL connections open or being opened, by pool (api, janitor, worker).",
         "blimp_db_connections_max": "PostgreSQL connections the pool may open: at this, requests wait for a connection.",
+        "blimp_database_up": "1 while the api process's watch finds the database answering, 0 while it does not (API requests are then refused with 503).",
     ]
 
     /// What Hummingbird records and Blimp does not export: errors that no middleware answered (Blimp answers every

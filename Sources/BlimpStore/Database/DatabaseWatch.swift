@@ -1,5 +1,6 @@
 import BlimpCore
 import Logging
+import Metrics
 import NIOPosix
 import PostgresNIO
 import ServiceLifecycle
@@ -21,6 +22,8 @@ public final class DatabaseWatch: Service, Sendable {
     let url: DatabaseURL
     let logger: Logger
     private let state = Atomic<Bool>(false)
+    /// `blimp_database_up`: 1 while the database answers, 0 while the watch finds it down.
+    private let up = Gauge(label: "blimp_database_up")
 
     public init(url: DatabaseURL, logger: Logger) {
         self.url = url
@@ -67,6 +70,7 @@ public final class DatabaseWatch: Service, Sendable {
     }
 
     private func record(down: Bool) {
+        self.up.record(down ? 0 : 1)
         guard self.state.exchange(down, ordering: .relaxed) != down else { return }
         if down {
             self.logger.warning("database down: requests are refused until it answers")
