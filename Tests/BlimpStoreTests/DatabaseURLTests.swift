@@ -146,4 +146,14 @@ import Testing
             return "\(error)".contains(message) && !"\(error)".contains("secret")
         }
     }
+
+    @Test(arguments: ["postgres://u:secret@db:0/blimp", "postgres://u:secret@db:65536/blimp", "postgres://u:secret@db:99999/blimp"])
+    func refusesAPortOutOfRange(_ text: String) {
+        #expect {
+            try DatabaseURL(text)
+        } throws: { error in
+            guard case DatabaseError.invalidURL = error else { return false }
+            return "\(error)".contains("its port must be from 1 to 65535") && !"\(error)".contains("secret")
+        }
+    }
 }

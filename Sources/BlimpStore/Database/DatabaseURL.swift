@@ -50,6 +50,8 @@ public struct DatabaseURL: Sendable, CustomStringConvertible {
             throw .invalidURL("it must look like postgres://user@host:5432/database")
         }
         guard let host = components.host, !host.isEmpty else { throw .invalidURL("it names no host") }
+        let port = components.port ?? 5432
+        guard (1...65535).contains(port) else { throw .invalidURL("its port must be from 1 to 65535") }
         guard let user = components.user, !user.isEmpty else { throw .invalidURL("it names no user") }
         let database = String(components.path.dropFirst())
         guard !database.isEmpty, !database.contains("/") else { throw .invalidURL("it names no database") }
@@ -73,7 +75,7 @@ public struct DatabaseURL: Sendable, CustomStringConvertible {
             }
         }
         self.host = host
-        self.port = components.port ?? 5432
+        self.port = port
         self.username = components.user?.removingPercentEncoding ?? user
         self.password = components.password?.removingPercentEncoding
         self.database = database.removingPercentEncoding ?? database
