@@ -295,7 +295,7 @@ public final class Worker: Service, Sendable {
     /// Wakes an idle claim loop whenever the API notifies that it queued pushes or that a token released held ones;
     /// reconnects when the connection drops, or when its heartbeat finds the server silent or a standby.
     private func listen(on listener: PostgresClient) async {
-        DispatchMetrics.listenerReconnects.increment(by: 0)
+        DispatchMetrics.listenerReconnects.increment(by: 0)  // exported at 0 until the first reconnect
         var listened = false
         while !Task.isCancelled, !Task.isShuttingDownGracefully {
             if listened { DispatchMetrics.listenerReconnects.increment() }

@@ -90,7 +90,6 @@ struct AuditPage: Sendable {
         return self.renderer.page("audit", title: "Audit", nav: nav, view(rows, next: next, error: nil))
     }
 
-
     /// A form's `datetime-local` value (`2026-11-26T20:00`, read as UTC) with its seconds; any other text as given.
     private static func utc(_ text: String) -> String {
         text.utf8.count == 16 ? text + ":00" : text

@@ -104,7 +104,6 @@ struct EventsPage: Sendable {
     /// How far back a filter looks, in words.
     static let window = "A filter looks through the app's newest \(Format.count(EventLog.recentWindow)) events."
 
-
     static let template = #"""
         {{<layout}}{{$main}}{{#body}}
         <h1>Events</h1>

@@ -79,7 +79,6 @@ struct ScheduleForm: Sendable {
 
     /// The fields as the compose page shows them, with the errors about them.
     struct View: Sendable {
-
         let clocks: [SelectOption]
         let time: String
         let cadences: [SelectOption]

@@ -104,7 +104,6 @@ struct SchemaFields: Sendable {
 
     /// A field as the compose page shows it: exactly one of its `is…` flags is set.
     struct View: Sendable {
-
         let name: String
         let label: String
         /// What the field takes, in words: the key's path, its kind and range, whether it may be left empty.

@@ -1,3 +1,4 @@
+import BlimpCore
 import Logging
 import NIOPosix
 import PostgresNIO
@@ -7,16 +8,21 @@ extension DatabaseURL {
     /// in plain words (a connection pool would keep retrying in the background).
     public func checkReachable(logger: Logger) async throws(DatabaseError) {
         do {
-            let connection = try await PostgresConnection.connect(
-                on: MultiThreadedEventLoopGroup.singleton.any(),
-                configuration: try self.connectionConfiguration(),
-                id: 0,
-                logger: logger
-            ).get()
+            let connection = try await self.connect(logger: logger)
             try? await connection.close()
         } catch {
             throw .unreachable(self, reason: DatabaseError.reason(for: error))
         }
+    }
+
+    /// One connection of the caller's own, outside any pool, which fails when the server does not accept it within
+    /// `timeout` (the URL's `connect_timeout` when `nil`).
+    func connect(timeout: Duration? = nil, logger: Logger) async throws -> PostgresConnection {
+        var configuration = try self.connectionConfiguration()
+        if let timeout { configuration.options.connectTimeout = .milliseconds(timeout.wholeMilliseconds) }
+        return try await PostgresConnection.connect(
+            on: MultiThreadedEventLoopGroup.singleton.any(), configuration: configuration, id: 0, logger: logger
+        ).get()
     }
 }
 

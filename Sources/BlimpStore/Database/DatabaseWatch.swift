@@ -1,7 +1,6 @@
 import BlimpCore
 import Logging
 import Metrics
-import NIOPosix
 import PostgresNIO
 import ServiceLifecycle
 import Synchronization
@@ -39,7 +38,7 @@ public final class DatabaseWatch: Service, Sendable {
         while !Task.isCancelled, !Task.isShuttingDownGracefully {
             do {
                 let open: PostgresConnection
-                if let connection { open = connection } else { open = try await self.connect() }
+                if let connection { open = connection } else { open = try await self.url.connect(timeout: Self.patience, logger: self.logger) }
                 connection = open
                 do {
                     _ = try await withAbandoningTimeout(Self.patience) { try await open.query("SELECT 1", logger: self.logger).collect() }
@@ -58,15 +57,6 @@ public final class DatabaseWatch: Service, Sendable {
             try? await cancelWhenGracefulShutdown { try await Task.sleep(for: Self.interval) }
         }
         try? await connection?.close()
-    }
-
-    /// A connection of the watch's own, which fails when the server does not accept one within ``patience``.
-    private func connect() async throws -> PostgresConnection {
-        var configuration = try self.url.connectionConfiguration()
-        configuration.options.connectTimeout = .milliseconds(Self.patience.wholeMilliseconds)
-        return try await PostgresConnection.connect(
-            on: MultiThreadedEventLoopGroup.singleton.any(), configuration: configuration, id: 0, logger: self.logger
-        ).get()
     }
 
     private func record(down: Bool) {
