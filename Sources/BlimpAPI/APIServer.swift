@@ -20,9 +20,6 @@ public struct APIConfiguration: Sendable {
     /// Whether webhook endpoints may be plain `http` and resolve to private, loopback or link-local addresses
     /// (`BLIMP_WEBHOOKS_ALLOW_PRIVATE`: for tests and closed networks).
     public var webhooksAllowPrivate = false
-    /// Whether the database answers, watched by a service the caller runs; with it, API requests are refused at once
-    /// while it does not.
-    public var databaseWatch: DatabaseWatch?
     /// The clock; tests inject their own.
     public var now: @Sendable () -> Date
 
@@ -66,7 +63,7 @@ public enum APIServer {
         HealthController(database: stores.client).addRoutes(to: router)
         AnalyticsController().addRoutes(to: router)
         let api = router.group("api").add(middleware: AirshipVersionMiddleware())
-        if let watch = configuration.databaseWatch { api.add(middleware: DatabaseDownMiddleware(watch: watch)) }
+        api.add(middleware: DatabaseDownMiddleware(database: stores.client))
         // Device API (the Airship iOS SDK).
         RemoteDataController(auth: auth, publicURL: publicURL).addRoutes(to: api)
         ChannelRegistrationController(auth: auth, channels: stores.channels).addRoutes(to: api)

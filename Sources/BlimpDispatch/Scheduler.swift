@@ -16,7 +16,7 @@ public struct Scheduler: Sendable {
     public var batchSize = 100
     public var longestWait: Duration = .seconds(1)
 
-    public init(database: PostgresClient, logger: Logger, now: @escaping @Sendable () -> Date = Date.init) {
+    public init(database: Database, logger: Logger, now: @escaping @Sendable () -> Date = Date.init) {
         self.schedules = ScheduleStore(client: database, logger: logger)
         self.preparation = PushPreparationInputs(client: database, logger: logger)
         self.logger = logger

@@ -30,14 +30,14 @@ public final class Worker: Service, Sendable {
         case onDatabase
         /// `LISTEN` on this client, a direct connection, where the database client goes through a transaction pooler
         /// (which would hand the session's notifications to no one).
-        case on(PostgresClient)
+        case on(Database)
         /// None: the poll alone finds new pushes.
         case off
     }
 
-    let database: PostgresClient
+    let database: Database
     /// Where the worker LISTENs; `nil`: nowhere.
-    let listener: PostgresClient?
+    let listener: Database?
     let store: DispatchStore
     let apps: AppStore
     public let apns: APNsClient
@@ -60,7 +60,7 @@ public final class Worker: Service, Sendable {
     private let loops: ClaimLoops
 
     public init(
-        database: PostgresClient,
+        database: Database,
         listening: Listening = .onDatabase,
         apns: APNsClient,
         broadcast: (any APNsBroadcastChannels & APNsBroadcastPublishing)? = nil,
@@ -294,7 +294,7 @@ public final class Worker: Service, Sendable {
 
     /// Wakes an idle claim loop whenever the API notifies that it queued pushes or that a token released held ones;
     /// reconnects when the connection drops, or when its heartbeat finds the server silent or a standby.
-    private func listen(on listener: PostgresClient) async {
+    private func listen(on listener: Database) async {
         DispatchMetrics.listenerReconnects.increment(by: 0)  // exported at 0 until the first reconnect
         var listened = false
         while !Task.isCancelled, !Task.isShuttingDownGracefully {

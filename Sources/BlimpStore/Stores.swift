@@ -9,7 +9,7 @@ import PostgresNIO
 /// statements in flight process-wide), and no store ignores a setting another honours.
 public struct Stores: Sendable {
     /// The client every store here uses (the API's readiness check queries it).
-    public let client: PostgresClient
+    public let client: Database
     public let apps: AppStore
     public let nonces: NonceLedger
     public let secrets: DeploymentSecrets
@@ -41,7 +41,7 @@ public struct Stores: Sendable {
     /// insert and locks and a worker's claim are prepared once per connection; `now` is the clock for lifetimes and
     /// acceptance times (tests inject their own).
     public init(
-        client: PostgresClient, logger: Logger, preparedStatements: Bool = true, retention: RetentionPolicy = RetentionPolicy(),
+        client: Database, logger: Logger, preparedStatements: Bool = true, retention: RetentionPolicy = RetentionPolicy(),
         now: @escaping @Sendable () -> Date = Date.init
     ) {
         self.client = client

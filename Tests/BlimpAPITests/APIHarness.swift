@@ -17,7 +17,7 @@ struct APIHarness {
     let scores: (app: App, credentials: AppCredentials)
     let orders: (app: App, credentials: AppCredentials)
     let clock: TestClock
-    let database: PostgresClient
+    let database: Database
     /// The `BLIMP_SECRET_KEY` the API runs with, for tests that change an app's sealed secrets.
     let serverKey: ServerKey
 

@@ -21,7 +21,7 @@ import Testing
     }
 
     /// Every audit row's text, to look for secrets in.
-    static func everyRow(_ database: PostgresClient) async throws -> String {
+    static func everyRow(_ database: Database) async throws -> String {
         try await database.query("SELECT coalesce(string_agg(audit_events::text, ' '), '') FROM audit_events", logger: TestDatabase.logger)
             .decode(String.self).reduce(into: "") { $0 += $1 }
     }

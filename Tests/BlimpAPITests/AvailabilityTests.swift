@@ -56,19 +56,16 @@ import Testing
     /// request deadline's (a minute here). `/health` still answers.
     @Test func aDatabaseTheWatchFindsDownIsRefusedAtOnce() async throws {
         try await TestDatabase.withUnreachableDatabase { database, quiet in
-            let watch = DatabaseWatch(url: try DatabaseURL("postgres://blimp@127.0.0.1:1/none"), logger: quiet)
-            var configuration = APIConfiguration(serverKey: ServerKey.generate().key, limits: APIHarness.limits)
-            configuration.databaseWatch = watch
-            let app = Application(
-                router: BlimpServer.buildRouter(database: database, configuration: configuration, logger: quiet), services: [watch])
+            let configuration = APIConfiguration(serverKey: ServerKey.generate().key, limits: APIHarness.limits)
+            let app = Application(router: BlimpServer.buildRouter(database: database, configuration: configuration, logger: quiet))
             try await app.test(.router) { client in
                 let deadline = ContinuousClock.now + .seconds(30)
-                while !watch.isDown, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
-                #expect(watch.isDown)
+                while !database.isDown, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
+                #expect(database.isDown)
                 let answer = try await client.send(
                     .post, "/api/channels", APIHarness.basic(String(repeating: "A", count: 22), "secret"), #"{"channel": {"device_type": "ios"}}"#)
                 #expect(answer.status == .serviceUnavailable)
-                #expect((answer.body["details"] as? [String: Any])?["error"] as? String == "the database does not answer; try again shortly", "\(answer.body)")
+                #expect((answer.body["details"] as? [String: Any])?["error"] as? String == "no database server answers; try again shortly", "\(answer.body)")
                 #expect(answer.headers[.retryAfter] == "1")
                 #expect(try await client.send(.get, "/health", [:]).status == .ok)
             }

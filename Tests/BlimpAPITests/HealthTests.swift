@@ -12,7 +12,7 @@ import Testing
 
 @Suite struct HealthTests {
     @Test func healthAnswersWithoutADatabase() async throws {
-        let database = PostgresClient(configuration: try DatabaseURL("postgres://blimp@127.0.0.1:1/none").clientConfiguration())
+        let database = Database(url: try DatabaseURL("postgres://blimp@127.0.0.1:1/none"), pool: "test", logger: TestDatabase.logger)
         let app = Application(router: BlimpServer.buildRouter(database: database, configuration: APIConfiguration(serverKey: ServerKey.generate().key), logger: TestDatabase.logger))
         try await app.test(.router) { client in
             try await client.execute(uri: "/health", method: .get) { response in
@@ -23,7 +23,7 @@ import Testing
     }
 
     @Test func readyIs503WhenTheDatabaseIsDown() async throws {
-        let database = PostgresClient(configuration: try DatabaseURL("postgres://blimp@127.0.0.1:1/none").clientConfiguration())
+        let database = Database(url: try DatabaseURL("postgres://blimp@127.0.0.1:1/none"), pool: "test", logger: TestDatabase.logger)
         let app = Application(router: BlimpServer.buildRouter(database: database, configuration: APIConfiguration(serverKey: ServerKey.generate().key), logger: TestDatabase.logger), services: [database])
         try await app.test(.router) { client in
             try await client.execute(uri: "/ready", method: .get) { response in
@@ -53,7 +53,12 @@ import Testing
             let (app, credentials) = try await TestApps.create(named: "Scores", in: admin, serverKey: serverKey)
             let name = try await admin.query("SELECT current_database()", logger: TestDatabase.logger).collect()[0].decode(String.self)
             try await admin.query("ALTER DATABASE \(unescaped: name) SET default_transaction_read_only = on", logger: TestDatabase.logger)
-            try await DatabaseURL(url).withClient(logger: TestDatabase.logger) { database in
+            // Blimp works with a server that takes writes (`target_session_attrs=read-write`, the default) …
+            let refusal = await #expect(throws: DatabaseError.self) { try await DatabaseURL(url).checkReachable(logger: TestDatabase.logger) }
+            #expect(refusal.map { "\($0)" }?.hasSuffix(": it is read-only") == true, "\(String(describing: refusal))")
+            // … unless told to take any: then readiness and the API say what they find.
+            let any = url + (url.contains("?") ? "&" : "?") + "target_session_attrs=any"
+            try await DatabaseURL(any).withDatabase(logger: TestDatabase.logger) { database in
                 let router = BlimpServer.buildRouter(
                     database: database, configuration: APIConfiguration(serverKey: serverKey), logger: TestDatabase.logger)
                 try await Application(router: router).test(.router) { client in

@@ -3,6 +3,7 @@ import BlimpTestSupport
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
+import BlimpStore
 import PostgresNIO
 import Testing
 
@@ -45,7 +46,7 @@ import Testing
         return (details?["path"] as? String, details?["error"] as? String ?? "")
     }
 
-    static func count(_ table: String, in database: PostgresClient) async throws -> Int {
+    static func count(_ table: String, in database: Database) async throws -> Int {
         try await database.query("SELECT count(*)::int FROM \(unescaped: table)", logger: TestDatabase.logger)
             .decode(Int.self).reduce(into: []) { $0.append($1) }.first ?? -1
     }

@@ -95,7 +95,7 @@ import Testing
 
     /// The API on `database` with `serverKey`, fresh (no credentials cached), for `body`.
     static func api<T: Sendable>(
-        _ database: PostgresClient, _ serverKey: ServerKey, _ body: @escaping @Sendable (any TestClientProtocol) async throws -> T
+        _ database: Database, _ serverKey: ServerKey, _ body: @escaping @Sendable (any TestClientProtocol) async throws -> T
     ) async throws -> T {
         let router = BlimpServer.buildRouter(database: database, configuration: APIConfiguration(serverKey: serverKey), logger: TestDatabase.logger)
         return try await Application(router: router).test(.router, body)

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import BlimpTestSupport
 import Foundation
 import NIOCore
+import BlimpStore
 import PostgresNIO
 import Testing
 
@@ -145,7 +146,7 @@ import Glibc
     }
 
     /// Waits until the push is done, for up to a minute (the worker's poll comes every ten).
-    static func waitUntilDone(_ pushID: UUID, on client: PostgresClient) async throws {
+    static func waitUntilDone(_ pushID: UUID, on client: Database) async throws {
         for _ in 0..<1200 {
             let rows = try await client.query(
                 "SELECT 1 FROM pushes WHERE push_id = \(pushID) AND state = 'done'", logger: TestDatabase.logger
@@ -158,7 +159,7 @@ import Glibc
 
     /// The channel lookups (`ChannelRecords.fetch`, known by the start of their select list: `pg_stat_activity` keeps
     /// a statement's first kilobyte) of this database waiting for a lock, each as its process id and when it began.
-    static func lookupsWaitingForLocks(on client: PostgresClient) async throws -> [String] {
+    static func lookupsWaitingForLocks(on client: Database) async throws -> [String] {
         try await client.query(
             """
             SELECT pid || '@' || query_start FROM pg_stat_activity

@@ -39,7 +39,7 @@ final class PostgresServer: @unchecked Sendable {
         return server
     }
 
-    private init(folder: URL, port: Int) {
+    init(folder: URL, port: Int) {
         self.folder = folder
         self.port = port
     }
@@ -86,10 +86,11 @@ final class PostgresServer: @unchecked Sendable {
         try await self.start()
     }
 
-    /// A fast shutdown (SIGINT: sessions are ended, the server stops at once), waiting for the postmaster to exit.
-    func stop() async {
+    /// A fast shutdown (SIGINT: sessions are ended, the server stops at once; another `signal`, another mode), waiting
+    /// for the postmaster to exit.
+    func stop(signal: Int32 = SIGINT) async {
         guard let postmaster = self.postmaster else { return }
-        kill(postmaster.processIdentifier, SIGINT)
+        kill(postmaster.processIdentifier, signal)
         await withCheckedContinuation { continuation in
             DispatchQueue.global().async {
                 postmaster.waitUntilExit()
@@ -113,17 +114,17 @@ final class PostgresServer: @unchecked Sendable {
     }
 
     /// `setpriv`'s arguments for running as the postgres user.
-    private static let asPostgres = ["--reuid=postgres", "--regid=postgres", "--init-groups", "--"]
+    static let asPostgres = ["--reuid=postgres", "--regid=postgres", "--init-groups", "--"]
 
     /// The newest installed PostgreSQL's `program`.
-    private static func bin(_ program: String) -> String {
+    static func bin(_ program: String) -> String {
         let versions = (try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql")) ?? []
         let newest = versions.compactMap(Int.init).max().map(String.init) ?? "15"
         return "/usr/lib/postgresql/\(newest)/bin/\(program)"
     }
 
     /// Runs a program to its exit (as the postgres user with `asOwner`, when root); its status and output.
-    private static func run(_ path: String, _ arguments: [String], asOwner: Bool = false) async throws -> (status: Int32, output: String) {
+    static func run(_ path: String, _ arguments: [String], asOwner: Bool = false) async throws -> (status: Int32, output: String) {
         let owned = asOwner && getuid() == 0
         return try await ChildProcess.run(owned ? "/usr/bin/setpriv" : path, owned ? Self.asPostgres + [path] + arguments : arguments)
     }

@@ -1,6 +1,7 @@
 import BlimpCore
 import BlimpTestSupport
 import Foundation
+import BlimpStore
 import PostgresNIO
 import Testing
 
@@ -86,7 +87,7 @@ import Testing
     }
 
     /// Every app's id by its key.
-    private static func appIDs(_ client: PostgresClient) async throws -> [String: Int64] {
+    private static func appIDs(_ client: Database) async throws -> [String: Int64] {
         var ids: [String: Int64] = [:]
         for try await (key, id) in try await client.query("SELECT app_key, id FROM apps", logger: TestDatabase.logger).decode((String, Int64).self) {
             ids[key] = id

@@ -10,7 +10,7 @@ import Testing
 /// A fresh database with one app ("Scores", whose key the simulator trusts), the simulator with a client, and
 /// helpers to register devices, queue pushes and run workers.
 struct DispatchHarness: Sendable {
-    let database: PostgresClient
+    let database: Database
     let app: App
     let serverKey: ServerKey
     let simulator: SimulatorHarness

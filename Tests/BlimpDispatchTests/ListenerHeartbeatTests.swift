@@ -46,7 +46,7 @@ import Glibc
 
     /// The process id of the backend of a worker's listening connection (its last statement the `LISTEN` or the
     /// heartbeat's), other than `other`, once there is one.
-    static func listener(of database: PostgresClient, other: Int32?) async throws -> Int32 {
+    static func listener(of database: Database, other: Int32?) async throws -> Int32 {
         let deadline = ContinuousClock.now + .seconds(60)
         while ContinuousClock.now < deadline {
             let rows = try await database.query(

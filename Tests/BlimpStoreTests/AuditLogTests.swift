@@ -12,7 +12,7 @@ import Testing
 @Suite(.enabled(if: TestDatabase.isEnabled)) struct AuditLogTests {
     static let start = Date(timeIntervalSince1970: 1_800_000_000)
 
-    func withLog(_ body: (AuditLog, App, App, TestClock, PostgresClient, ServerKey) async throws -> Void) async throws {
+    func withLog(_ body: (AuditLog, App, App, TestClock, Database, ServerKey) async throws -> Void) async throws {
         try await TestDatabase.withFreshDatabase { _, client in
             let key = ServerKey.generate().key
             let (app, _) = try await TestApps.create(named: "Scores", in: client, serverKey: key)

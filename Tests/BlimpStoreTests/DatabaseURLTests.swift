@@ -7,8 +7,7 @@ import Testing
 @Suite struct DatabaseURLTests {
     @Test func parsesAFullURL() throws {
         let url = try DatabaseURL("postgres://blimp:p%40ss@db.internal:6543/blimp_prod?sslmode=require")
-        #expect(url.host == "db.internal")
-        #expect(url.port == 6543)
+        #expect(url.endpoints == [.init(host: "db.internal", port: 6543)])
         #expect(url.username == "blimp")
         #expect(url.password == "p@ss")
         #expect(url.database == "blimp_prod")
@@ -19,7 +18,7 @@ import Testing
 
     @Test func defaultsToPort5432AndNoTLS() throws {
         let url = try DatabaseURL("postgresql://me@127.0.0.1/blimp")
-        #expect(url.port == 5432)
+        #expect(url.endpoints.map(\.port) == [5432])
         #expect(url.password == nil)
         #expect(url.tlsMode == .disable)
     }
@@ -107,8 +106,8 @@ import Testing
         #expect(url.rootCertificates?.count == 1)
         #expect(url.connectTimeout == .seconds(3))
         #expect(url.applicationName == "blimp-api 1")
-        #expect(url.clientConfiguration().options.connectTimeout == .seconds(3))
-        #expect(try url.connectionConfiguration().options.connectTimeout == .seconds(3))
+        #expect(url.clientConfiguration(for: url.endpoints[0]).options.connectTimeout == .seconds(3))
+        #expect(try url.connectionConfiguration(for: url.endpoints[0]).options.connectTimeout == .seconds(3))
         #expect(url.startupParameters(statementTimeout: nil).map { "\($0)=\($1)" } == ["jit=off", "application_name=blimp-api 1"])
         // Through a transaction pooler the name is still sent: PgBouncer keeps it for each client.
         let pooled = try DatabaseURL("postgres://u@db/blimp?pooler=transaction&application_name=blimp")
@@ -153,7 +152,49 @@ import Testing
             try DatabaseURL(text)
         } throws: { error in
             guard case DatabaseError.invalidURL = error else { return false }
-            return "\(error)".contains("its port must be from 1 to 65535") && !"\(error)".contains("secret")
+            return "\(error)".contains("port of db must be from 1 to 65535") && !"\(error)".contains("secret")
         }
+    }
+}
+
+/// libpq's list of hosts, `host1:port1,host2:port2`, and `target_session_attrs`.
+@Suite struct MultiHostDatabaseURLTests {
+    @Test func readsEveryHostInOrderWithItsPort() throws {
+        let url = try DatabaseURL("postgres://u:secret@db1:5433,db2,[::1]:6000,10.0.0.9:5434/blimp?target_session_attrs=primary")
+        #expect(url.endpoints.map(\.description) == ["db1:5433", "db2:5432", "[::1]:6000", "10.0.0.9:5434"])
+        #expect(url.endpoints[2].host == "::1")
+        #expect(url.target == .primary)
+        #expect(url.username == "u" && url.password == "secret" && url.database == "blimp")
+        #expect(url.description == "postgres://u@db1:5433,db2:5432,[::1]:6000,10.0.0.9:5434/blimp?target_session_attrs=primary")
+        #expect(url.clientConfiguration(for: url.endpoints[1]).host == "db2")
+    }
+
+    @Test func defaultsToTheServerThatTakesWrites() throws {
+        #expect(try DatabaseURL("postgres://u@db/blimp").target == .readWrite)
+        #expect(try DatabaseURL("postgres://u@db/blimp?target_session_attrs=any").target == .any)
+        #expect(try DatabaseURL("postgres://u@db/blimp?target_session_attrs=read-write").description == "postgres://u@db:5432/blimp")
+    }
+
+    @Test(arguments: [
+        ("postgres://u:secret@db1,,db2/blimp", "it names no host"),
+        ("postgres://u:secret@/blimp", "it names no host"),
+        ("postgres://u:secret@db1,/blimp", "it names no host"),
+        ("postgres://u:secret@db1,db2:0/blimp", "the port of db2 must be from 1 to 65535"),
+        ("postgres://u:secret@db1,db2:x/blimp", "the port of db2 must be from 1 to 65535"),
+        ("postgres://u:secret@db/blimp?target_session_attrs=read-only", "target_session_attrs must be one of read-write, primary, any"),
+        ("postgres://u:secret@db/blimp?target_session_attrs=standby", "target_session_attrs must be one of read-write, primary, any"),
+        ("postgres://u:secret@\((1...17).map { "db\($0)" }.joined(separator: ","))/blimp", "it names 17 hosts; at most 16 are allowed"),
+    ])
+    func refusesBadHostListsClearly(_ text: String, _ message: String) {
+        #expect {
+            try DatabaseURL(text)
+        } throws: { error in
+            guard case DatabaseError.invalidURL = error else { return false }
+            return "\(error)".contains(message) && !"\(error)".contains("secret")
+        }
+    }
+
+    @Test func takesSixteenHosts() throws {
+        #expect(try DatabaseURL("postgres://u@\((1...16).map { "db\($0)" }.joined(separator: ","))/blimp").endpoints.count == 16)
     }
 }

@@ -13,8 +13,7 @@ import Testing
     /// store reports it as unavailable (a 503 for the API), not as a failure of the request.
     @Test(.enabled(if: TestDatabase.isEnabled)) func aStatementPastItsTimeoutIsUnavailable() async throws {
         try await TestDatabase.withFreshDatabase { url, _ in
-            let client = PostgresClient(
-                configuration: try DatabaseURL(url).clientConfiguration(statementTimeout: .milliseconds(200)), backgroundLogger: TestDatabase.logger)
+            let client = Database(url: try DatabaseURL(url), pool: "test", statementTimeout: .milliseconds(200), logger: TestDatabase.logger)
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { await client.run() }
                 defer { group.cancelAll() }

@@ -13,7 +13,7 @@ import Testing
     static let hour: TimeInterval = 3600
 
     /// A store on a fresh database with one app, its clock at `start`, and the raw client to write rows with.
-    func withStore(_ body: (ChannelStore, Int64, TestClock, PostgresClient) async throws -> Void) async throws {
+    func withStore(_ body: (ChannelStore, Int64, TestClock, Database) async throws -> Void) async throws {
         try await TestDatabase.withFreshDatabase { _, client in
             let (app, _) = try await TestApps.create(named: "Scores", in: client, serverKey: ServerKey.generate().key)
             let clock = TestClock(Self.start)
@@ -26,7 +26,7 @@ import Testing
     static func token(_ n: Int) -> String { String(format: "%064x", n) }
     static func at(_ offset: TimeInterval) -> Date { Self.start.addingTimeInterval(offset) }
 
-    func insertChannels(_ count: Int, appID: Int64, _ client: PostgresClient) async throws {
+    func insertChannels(_ count: Int, appID: Int64, _ client: Database) async throws {
         for n in 1...count {
             try await client.query("INSERT INTO channels (app_id, channel_id) VALUES (\(appID), \(Self.channel(n)))", logger: TestDatabase.logger)
         }
@@ -34,7 +34,7 @@ import Testing
 
     func track(
         _ n: Int, state: String, startedAt: Date = start, endedAt: Date? = nil, dismissAt: Date? = nil, updatedAt: Date = start,
-        name: String = "match", appID: Int64, _ client: PostgresClient
+        name: String = "match", appID: Int64, _ client: Database
     ) async throws {
         let token: String? = state == "removed" ? nil : Self.token(n)
         try await client.query(
@@ -44,7 +44,7 @@ import Testing
             """, logger: TestDatabase.logger)
     }
 
-    func awaiting(_ n: Int, sentAt: Date = start, state: String = "awaiting", held: (UUID, Int64)? = nil, appID: Int64, _ client: PostgresClient) async throws {
+    func awaiting(_ n: Int, sentAt: Date = start, state: String = "awaiting", held: (UUID, Int64)? = nil, appID: Int64, _ client: Database) async throws {
         try await client.query(
             """
             INSERT INTO awaiting_activities (app_id, channel_id, name, start_push_id, sent_at, state, held_push_id, held_timestamp)
@@ -53,7 +53,7 @@ import Testing
     }
 
     /// A push of the name with its APNs body (carrying `staleDate` when given); returns its id.
-    func push(event: String, timestamp: Int64, staleDate: Date? = nil, appID: Int64, _ client: PostgresClient) async throws -> UUID {
+    func push(event: String, timestamp: Int64, staleDate: Date? = nil, appID: Int64, _ client: Database) async throws -> UUID {
         let id = UUID()
         let stale = staleDate.map { #","stale-date":\#(Int($0.timeIntervalSince1970))"# } ?? ""
         let body = #"{"aps":{"timestamp":\#(timestamp),"event":"\#(event)","content-state":{}\#(stale)}}"#
@@ -67,7 +67,7 @@ import Testing
 
     func outcome(
         _ pushID: UUID, channel n: Int, status: Int, reason: String? = nil, priority: Int = 10, uniqueID: UUID? = nil, sentAt: Date,
-        appID: Int64, _ client: PostgresClient
+        appID: Int64, _ client: Database
     ) async throws {
         try await client.query(
             """

@@ -184,7 +184,7 @@ import Testing
     }
 
     /// Polls until the previous release's trim is waiting for a lock (at most a minute).
-    static func waitUntilTrimWaitsOnTheRow(in client: PostgresClient) async throws {
+    static func waitUntilTrimWaitsOnTheRow(in client: Database) async throws {
         let deadline = ContinuousClock.now + .seconds(60)
         while ContinuousClock.now < deadline {
             let waiting = try await client.query(
@@ -201,7 +201,7 @@ import Testing
     }
 
     /// An app made in SQL with the columns every version has, so that it fits the previous version's schema too.
-    static func createApp(_ name: String, in client: PostgresClient) async throws -> Int64 {
+    static func createApp(_ name: String, in client: Database) async throws -> Int64 {
         let key = String((name + String(repeating: "x", count: 22)).prefix(22))
         return try await client.query(
             """
@@ -214,7 +214,7 @@ import Testing
         ).decode(Int64.self).array()[0]
     }
 
-    static func insertOutcomes(appID: Int64, at times: [Date], in client: PostgresClient) async throws {
+    static func insertOutcomes(appID: Int64, at times: [Date], in client: Database) async throws {
         try await client.query(
             """
             INSERT INTO delivery_outcomes (app_id, push_id, token, status, sent_at)
@@ -223,21 +223,21 @@ import Testing
             logger: TestDatabase.logger)
     }
 
-    static func insertTallies(appID: Int64, at times: [Date], in client: PostgresClient) async throws {
+    static func insertTallies(appID: Int64, at times: [Date], in client: Database) async throws {
         try await client.query(
             "INSERT INTO send_tallies (app_id, minute, status, sends) SELECT \(appID), at, 200, 1 FROM unnest(\(times)::timestamptz[]) at",
             logger: TestDatabase.logger)
     }
 
     /// The partitions that hold outcomes, by name.
-    static func partitionsHolding(in client: PostgresClient) async throws -> [String] {
+    static func partitionsHolding(in client: Database) async throws -> [String] {
         try await client.query(
             "SELECT DISTINCT tableoid::regclass::text FROM delivery_outcomes ORDER BY 1", logger: TestDatabase.logger
         ).decode(String.self).array()
     }
 
     /// Each app's oldest outcome and tally, by table.
-    static func oldest(in client: PostgresClient) async throws -> [String: [Int64: Date]] {
+    static func oldest(in client: Database) async throws -> [String: [Int64: Date]] {
         var oldest: [String: [Int64: Date]] = [:]
         let rows = try await client.query(
             """
@@ -249,7 +249,7 @@ import Testing
         return oldest
     }
 
-    static func count(_ table: String, in client: PostgresClient) async throws -> Int {
+    static func count(_ table: String, in client: Database) async throws -> Int {
         try await client.query(PostgresQuery(unsafeSQL: "SELECT count(*)::int FROM \(table)"), logger: TestDatabase.logger)
             .decode(Int.self).array()[0]
     }

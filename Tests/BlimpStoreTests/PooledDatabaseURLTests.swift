@@ -8,19 +8,19 @@ import Testing
         let pooled = try DatabaseURL("postgres://blimp@pgbouncer:6432/blimp?sslmode=require&pooler=transaction")
         #expect(pooled.pooled && pooled.tlsMode == .require)
         #expect(pooled.description == "postgres://blimp@pgbouncer:6432/blimp?pooler=transaction")
-        #expect(pooled.clientConfiguration(statementTimeout: .seconds(15)).options.additionalStartupParameters.isEmpty)
-        #expect(try pooled.connectionConfiguration().options.additionalStartupParameters.isEmpty)
+        #expect(pooled.clientConfiguration(for: pooled.endpoints[0], statementTimeout: .seconds(15)).options.additionalStartupParameters.isEmpty)
+        #expect(try pooled.connectionConfiguration(for: pooled.endpoints[0]).options.additionalStartupParameters.isEmpty)
 
         let direct = try DatabaseURL("postgres://blimp@db:5432/blimp")
         #expect(!direct.pooled)
-        #expect(direct.clientConfiguration(statementTimeout: .milliseconds(2500)).options.additionalStartupParameters.map { "\($0)=\($1)" } == [
+        #expect(direct.clientConfiguration(for: direct.endpoints[0], statementTimeout: .milliseconds(2500)).options.additionalStartupParameters.map { "\($0)=\($1)" } == [
             "jit=off", "statement_timeout=2500",
         ])
         // `.zero` lifts whatever limit the role's defaults set, for migrations and the janitor.
-        #expect(direct.clientConfiguration(statementTimeout: .zero).options.additionalStartupParameters.map { "\($0)=\($1)" } == [
+        #expect(direct.clientConfiguration(for: direct.endpoints[0], statementTimeout: .zero).options.additionalStartupParameters.map { "\($0)=\($1)" } == [
             "jit=off", "statement_timeout=0",
         ])
-        #expect(try direct.connectionConfiguration().options.additionalStartupParameters.map { "\($0)=\($1)" } == ["jit=off"])
+        #expect(try direct.connectionConfiguration(for: direct.endpoints[0]).options.additionalStartupParameters.map { "\($0)=\($1)" } == ["jit=off"])
     }
 
     @Test(arguments: ["pooler=session", "pooler=", "pooler"])

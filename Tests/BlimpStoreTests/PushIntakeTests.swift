@@ -11,7 +11,7 @@ import Testing
     static let start = Date(timeIntervalSince1970: 1_800_000_000)
 
     /// An intake and reports on a fresh database with two apps, and a clock the test moves.
-    func withIntake(_ body: (PushIntake, PushReports, App, App, TestClock, PostgresClient) async throws -> Void) async throws {
+    func withIntake(_ body: (PushIntake, PushReports, App, App, TestClock, Database) async throws -> Void) async throws {
         try await TestDatabase.withFreshDatabase { _, client in
             let key = ServerKey.generate().key
             let (app, _) = try await TestApps.create(named: "Scores", in: client, serverKey: key)
@@ -47,17 +47,17 @@ import Testing
     }
 
     /// The stamps of the pushes `ids`, in their order.
-    func stamps(_ client: PostgresClient, _ ids: [UUID]) async throws -> [Int64] {
+    func stamps(_ client: Database, _ ids: [UUID]) async throws -> [Int64] {
         let rows = try await client.query("SELECT push_id, aps_timestamp FROM pushes WHERE push_id = ANY(\(ids))", logger: TestDatabase.logger)
         let stamps = Dictionary(uniqueKeysWithValues: try await rows.decode((UUID, Int64).self).array())
         return ids.compactMap { stamps[$0] }
     }
 
-    func count(_ client: PostgresClient, _ sql: String = "SELECT count(*) FROM pushes") async throws -> Int {
+    func count(_ client: Database, _ sql: String = "SELECT count(*) FROM pushes") async throws -> Int {
         try await client.query(PostgresQuery(unsafeSQL: sql), logger: TestDatabase.logger).decode(Int.self).array()[0]
     }
 
-    func bodies(_ client: PostgresClient) async throws -> [String] {
+    func bodies(_ client: Database) async throws -> [String] {
         try await client.query("SELECT apns_body FROM pushes ORDER BY aps_timestamp", logger: TestDatabase.logger)
             .decode(String.self).array()
     }

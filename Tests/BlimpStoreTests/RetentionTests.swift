@@ -91,7 +91,7 @@ import Testing
     }
 
     /// Each audit entry as `<app id or -> <subject>`.
-    private static func auditSubjects(_ client: PostgresClient) async throws -> Set<String> {
+    private static func auditSubjects(_ client: Database) async throws -> Set<String> {
         var subjects = Set<String>()
         let rows = try await client.query("SELECT coalesce(app_id::text, '-') || ' ' || subject FROM audit_events", logger: TestDatabase.logger)
         for try await subject in rows.decode(String.self) { subjects.insert(subject) }

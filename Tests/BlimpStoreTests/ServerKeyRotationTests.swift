@@ -14,7 +14,7 @@ import Testing
     /// B with A as the previous key: every process during a rotation.
     var rotating: ServerKey { try! ServerKey(base64: self.b.base64, previousBase64: self.a.base64) }
 
-    func rotation(_ client: PostgresClient, _ serverKey: ServerKey, batchSize: Int = 100) -> ServerKeyRotation {
+    func rotation(_ client: Database, _ serverKey: ServerKey, batchSize: Int = 100) -> ServerKeyRotation {
         ServerKeyRotation(client: client, logger: TestDatabase.logger, serverKey: serverKey, batchSize: batchSize)
     }
 
@@ -149,7 +149,7 @@ import Testing
     }
 
     /// Every sealed value in the database, to see that nothing changed.
-    func sealedColumns(_ client: PostgresClient) async throws -> [Data?] {
+    func sealedColumns(_ client: Database) async throws -> [Data?] {
         try await client.query(
             """
             SELECT v FROM (SELECT app_key AS k, 1 AS o, apns_key_sealed AS v FROM apps UNION ALL

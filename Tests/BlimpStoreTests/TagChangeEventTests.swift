@@ -10,7 +10,7 @@ import Testing
 /// and removed, and the channel's tags now, by group; a change that changes nothing is none.
 @Suite(.enabled(if: TestDatabase.isEnabled)) struct TagChangeEventTests {
     /// The app's `TAG_CHANGE` bodies after the first `skipping`, in offset order, with their channels.
-    func changes(_ client: PostgresClient, _ appID: Int64, skipping: Int = 0) async throws -> [(UUID, String)] {
+    func changes(_ client: Database, _ appID: Int64, skipping: Int = 0) async throws -> [(UUID, String)] {
         try await client.query(
             "SELECT channel_id, body::text FROM events WHERE app_id = \(appID) AND type = 'TAG_CHANGE' ORDER BY xid, id OFFSET \(skipping)",
             logger: TestDatabase.logger

@@ -1,4 +1,5 @@
 import BlimpTestSupport
+import BlimpStore
 import PostgresNIO
 
 /// What keeps the schema ready to be distributed by `app_id` (Citus, docs/scaling.md): every tenant table has a
@@ -18,7 +19,7 @@ enum TenantKeys {
 
     /// Tables of any kind (the deployment's, partitions) without a primary key: every table has one (Citus moves
     /// shards by logical replication, which needs a replica identity to carry updates and deletes).
-    static func tablesWithoutPrimaryKey(on client: PostgresClient) async throws -> [String] {
+    static func tablesWithoutPrimaryKey(on client: Database) async throws -> [String] {
         let rows = try await client.query(
             """
             SELECT c.relname::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace AND n.nspname = 'public'
@@ -32,7 +33,7 @@ enum TenantKeys {
     }
 
     /// Tenant tables whose `app_id` is missing or nullable, or does not lead their primary key.
-    static func keyViolations(on client: PostgresClient) async throws -> [String] {
+    static func keyViolations(on client: Database) async throws -> [String] {
         let rows = try await client.query(
             """
             SELECT c.relname::text,
@@ -61,7 +62,7 @@ enum TenantKeys {
     /// Foreign keys between tenant tables that do not pair `app_id` with `app_id`, and foreign keys from the
     /// deployment's tables to tenant tables (Citus refuses a reference table referring to a distributed one). Also
     /// returns how many foreign keys between tenant tables were checked.
-    static func foreignKeyViolations(on client: PostgresClient) async throws -> (violations: [String], checked: Int) {
+    static func foreignKeyViolations(on client: Database) async throws -> (violations: [String], checked: Int) {
         let rows = try await client.query(
             """
             SELECT k.conname::text, f.relname::text, t.relname::text,

@@ -1,5 +1,6 @@
 import BlimpCore
 import Foundation
+import BlimpStore
 import PostgresNIO
 
 /// Pushes written straight into the tables, as if finished (or still queued) at a time in the past: what the
@@ -9,7 +10,7 @@ public enum FinishedPushes {
     /// accepted a minute before (their ids, UUIDv7, carry that time), each with `parts` parts; returns their ids.
     @discardableResult
     public static func insert(
-        _ count: Int, appID: Int64, state: PushState = .done, finishedAt: Date, parts: Int = 1, in client: PostgresClient
+        _ count: Int, appID: Int64, state: PushState = .done, finishedAt: Date, parts: Int = 1, in client: Database
     ) async throws -> [UUID] {
         let acceptedAt = finishedAt.addingTimeInterval(-60)
         let ids = (0..<count).map { _ in UUIDv7.make(at: acceptedAt) }
@@ -35,7 +36,7 @@ public enum FinishedPushes {
     }
 
     /// How many pushes, and push parts, the app has.
-    public static func counts(appID: Int64, in client: PostgresClient) async throws -> (pushes: Int, parts: Int) {
+    public static func counts(appID: Int64, in client: Database) async throws -> (pushes: Int, parts: Int) {
         let rows = try await client.query(
             """
             SELECT (SELECT count(*) FROM pushes WHERE app_id = \(appID))::int, (SELECT count(*) FROM push_parts WHERE app_id = \(appID))::int

@@ -6,7 +6,7 @@ import PostgresNIO
 public enum TestApps {
     public static func create(
         named name: String,
-        in client: PostgresClient,
+        in client: Database,
         serverKey: ServerKey
     ) async throws -> (app: App, credentials: AppCredentials) {
         let new = try NewApp(

@@ -17,7 +17,7 @@ public enum TestDatabase {
     /// with its URL and a running client, and drops the database afterwards.
     public static func withFreshDatabase<T>(
         migrated: Bool = true,
-        _ body: (_ url: String, _ client: PostgresClient) async throws -> T
+        _ body: (_ url: String, _ client: Database) async throws -> T
     ) async throws -> T {
         guard let serverURL = environment["DATABASE_URL"] else { throw NotConfigured() }
         let name = Self.uniqueName("blimp_test")
@@ -25,7 +25,7 @@ public enum TestDatabase {
         try await Self.admin(serverURL, "CREATE DATABASE \(name) TEMPLATE \(template)")
         let url = Self.url(serverURL, database: name)
         do {
-            let result = try await DatabaseURL(url).withClient(logger: Self.logger) { client in
+            let result = try await DatabaseURL(url).withDatabase(logger: Self.logger) { client in
                 try await body(url, client)
             }
             try await Self.admin(serverURL, "DROP DATABASE \(name) WITH (FORCE)")
@@ -45,10 +45,10 @@ public enum TestDatabase {
 
     /// Runs `body` with a running client of a database that cannot be reached (port 1 on loopback: nothing listens, so
     /// every connection attempt fails and the pool keeps retrying) and a logger that says nothing.
-    public static func withUnreachableDatabase<T>(_ body: (_ client: PostgresClient, _ logger: Logger) async throws -> T) async throws -> T {
+    public static func withUnreachableDatabase<T>(_ body: (_ client: Database, _ logger: Logger) async throws -> T) async throws -> T {
         var quiet = Logger(label: "blimp.tests.unreachable")
         quiet.logLevel = .critical
-        let client = PostgresClient(configuration: try DatabaseURL("postgres://blimp@127.0.0.1:1/blimp").clientConfiguration(), backgroundLogger: quiet)
+        let client = Database(url: try DatabaseURL("postgres://blimp@127.0.0.1:1/blimp"), pool: "unreachable", logger: quiet)
         return try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await client.run() }
             defer { group.cancelAll() }
@@ -76,7 +76,7 @@ public enum TestDatabase {
         let digest = SHA256.hash(data: Data(Schema.migrations.map { "\($0.version) \($0.name)\n\($0.statements.joined(separator: "\n"))" }
             .joined(separator: "\n").utf8))
         let template = "blimp_template_" + digest.prefix(8).map { String(format: "%02x", $0) }.joined()
-        let exists = try await DatabaseURL(serverURL).withClient(logger: Self.logger) { client in
+        let exists = try await DatabaseURL(serverURL).withDatabase(logger: Self.logger) { client in
             try await client.query("SELECT 1 FROM pg_database WHERE datname = \(template)", logger: Self.logger)
                 .collect().count == 1
         }
@@ -84,7 +84,7 @@ public enum TestDatabase {
         let staging = Self.uniqueName("blimp_staging")
         try await Self.admin(serverURL, "CREATE DATABASE \(staging)")
         do {
-            _ = try await DatabaseURL(Self.url(serverURL, database: staging)).withClient(logger: Self.logger) { client in
+            _ = try await DatabaseURL(Self.url(serverURL, database: staging)).withDatabase(logger: Self.logger) { client in
                 try await Schema.apply(to: client, logger: Self.logger)
             }
             try await Self.admin(serverURL, "ALTER DATABASE \(staging) RENAME TO \(template)")
@@ -104,7 +104,7 @@ public enum TestDatabase {
     }
 
     private static func admin(_ serverURL: String, _ sql: String) async throws {
-        _ = try await DatabaseURL(serverURL).withClient(logger: Self.logger) { client in
+        _ = try await DatabaseURL(serverURL).withDatabase(logger: Self.logger) { client in
             try await client.query(PostgresQuery(unsafeSQL: sql), logger: Self.logger)
         }
     }

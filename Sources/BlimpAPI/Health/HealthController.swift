@@ -6,7 +6,7 @@ import PostgresNIO
 
 /// `GET /health` (the process is up) and `GET /ready` (it can write to its database).
 struct HealthController {
-    let database: PostgresClient
+    let database: Database
     /// How long `/ready` waits for the database before answering 503.
     var readinessTimeout: Duration = .seconds(2)
 

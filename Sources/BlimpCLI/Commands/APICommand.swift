@@ -47,14 +47,13 @@ struct APICommand: AsyncParsableCommand {
 /// refreshes the console's rollups; and the APNs channel-management client live activity channels are created and
 /// deleted with (the API sends no pushes), for the caller to shut down after the services.
 struct APIServices {
-    let database: PostgresClient
-    let janitorDatabase: PostgresClient
-    let watch: DatabaseWatch
+    let database: Database
+    let janitorDatabase: Database
     var api: Application<RouterResponder<APIRequestContext>>
     let janitor: Janitor
     let broadcast: APNsBroadcastClient
 
-    var all: [any Service] { [self.database, self.janitorDatabase, self.watch, self.api, self.janitor] }
+    var all: [any Service] { [self.database, self.janitorDatabase, self.api, self.janitor] }
 
     /// With metrics on: the queue's gauges (on the janitor's connection) and the metrics endpoint.
     func metrics(_ server: MetricsServer?, samplers: [MetricsServer.Sampler] = [], logger: Logger) -> [any Service] {
@@ -77,17 +76,12 @@ extension ListenOptions {
         let retention = try options.policy()
         // Statements of the API's requests end with their request; the janitor's long deletes have connections of
         // their own, without that limit.
-        let database = PostgresClient(
-            pool: "api", configuration: url.clientConfiguration(statementTimeout: limits.requestTimeout), logger: logger)
-        var janitorConfiguration = (janitorURL ?? url).clientConfiguration(statementTimeout: .zero)
-        janitorConfiguration.options.maximumConnections = 1
-        let janitorDatabase = PostgresClient(pool: "janitor", configuration: janitorConfiguration, logger: logger)
+        let database = Database(url: url, pool: "api", statementTimeout: limits.requestTimeout, logger: logger)
+        let janitorDatabase = Database(url: janitorURL ?? url, pool: "janitor", statementTimeout: .zero, maximumConnections: 1, logger: logger)
         let broadcast = try APNsBroadcastClient(endpoint: apns, logger: logger)
         var configuration = APIConfiguration(
             serverKey: serverKey, publicURL: self.publicURL, limits: limits, retention: retention, broadcastChannels: broadcast)
         configuration.webhooksAllowPrivate = WebhookOptions.allowsPrivate
-        let watch = DatabaseWatch(url: url, logger: logger)
-        configuration.databaseWatch = watch
         var api = BlimpServer.buildApplication(
             host: self.host,
             port: self.port,
@@ -103,12 +97,12 @@ extension ListenOptions {
             api.beforeServerStarts { await Self.checkPooledSessions(of: database, url: url, statementTimeout: limits.requestTimeout, logger: logger) }
         }
         return APIServices(
-            database: database, janitorDatabase: janitorDatabase, watch: watch, api: api, janitor: janitor, broadcast: broadcast)
+            database: database, janitorDatabase: janitorDatabase, api: api, janitor: janitor, broadcast: broadcast)
     }
 
     /// The janitor's chores, in order, on its own connection; `retention` for the deployment, each app's own retentions
     /// read at every round.
-    private static func janitor(on database: PostgresClient, retention: RetentionPolicy, interval: Duration, logger: Logger) -> Janitor {
+    private static func janitor(on database: Database, retention: RetentionPolicy, interval: Duration, logger: Logger) -> Janitor {
         let channels = ChannelStore(client: database, logger: logger)
         let keys = IdempotencyKeys(client: database, logger: logger)
         let dispatch = DispatchStore(client: database, logger: logger)
@@ -160,7 +154,7 @@ extension ListenOptions {
 
     /// Warns, naming the statements to run, when the sessions behind a transaction pooler lack what the API sends a
     /// direct connection: JIT off and the request timeout as `statement_timeout`.
-    private static func checkPooledSessions(of database: PostgresClient, url: DatabaseURL, statementTimeout: Duration, logger: Logger) async {
+    private static func checkPooledSessions(of database: Database, url: DatabaseURL, statementTimeout: Duration, logger: Logger) async {
         do {
             let settings = try await PooledSessionSettings.read(from: database, logger: logger)
             let corrections = settings.corrections(for: url, statementTimeout: statementTimeout)

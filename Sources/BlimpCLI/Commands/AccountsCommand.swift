@@ -112,6 +112,6 @@ extension DatabaseOptions {
     /// Runs `body` with the accounts of the configured database.
     func withAccountStore<T>(logging: LoggingOptions, _ body: (AccountStore) async throws -> T) async throws -> T {
         let logger = logging.makeLogger(label: "blimp.accounts")
-        return try await self.resolve().withClient(logger: logger) { client in try await body(AccountStore(client: client, logger: logger)) }
+        return try await self.resolve().withDatabase(logger: logger) { client in try await body(AccountStore(client: client, logger: logger)) }
     }
 }

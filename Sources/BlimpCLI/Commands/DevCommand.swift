@@ -42,7 +42,7 @@ struct DevCommand: AsyncParsableCommand {
         var quiet = logger
         quiet.logLevel = max(logger.logLevel, .notice)
         let migrator = quiet
-        let applied = try await url.withClient(logger: logger) { try await Schema.apply(to: $0, logger: migrator) }
+        let applied = try await url.withDatabase(logger: logger) { try await Schema.apply(to: $0, logger: migrator) }
         logger.info("schema ready", metadata: ["version": "\(Schema.latestVersion)", "applied": "\(applied.count)"])
 
         var services = try self.listen.buildAPI(

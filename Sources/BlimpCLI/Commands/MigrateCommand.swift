@@ -23,7 +23,7 @@ struct MigrateCommand: AsyncParsableCommand {
                 "blimp migrate holds a lock across statements, which a transaction pooler does not keep: set DATABASE_DIRECT_URL to PostgreSQL itself")
         }
         // Building an index on a large table may take longer than the role's statement_timeout allows requests.
-        try await url.withClient(statementTimeout: .zero, logger: logger) { client in
+        try await url.withDatabase(statementTimeout: .zero, logger: logger) { client in
             if self.status {
                 print(Self.describe(try await Schema.status(of: client, logger: logger)), terminator: "")
                 return

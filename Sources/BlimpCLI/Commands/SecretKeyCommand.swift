@@ -51,7 +51,7 @@ struct SecretKeyCommand: AsyncParsableCommand {
                     "\(ServerKeySetting.previousEnvironmentName) is not set: set it to the key being replaced, and \(ServerKeySetting.environmentName) to the new one")
             }
             let logger = self.logging.makeLogger(label: "blimp.secret-key")
-            let count = try await self.database.resolve().withClient(logger: logger) { client in
+            let count = try await self.database.resolve().withDatabase(logger: logger) { client in
                 let rotation = ServerKeyRotation(client: client, logger: logger, serverKey: serverKey, batchSize: self.batchSize)
                 return self.check ? try await rotation.check() : try await rotation.rotate()
             }

@@ -42,8 +42,7 @@ struct WorkerCommand: AsyncParsableCommand {
         let url = try self.database.resolve()
         // A statement the worker gave up on (StoreError.deadline) is cancelled by PostgreSQL too: left running, a claim
         // holds its rows' locks and keeps vacuum from the queue's dead entries, which slows every later claim.
-        let database = PostgresClient(
-            pool: "worker", configuration: url.clientConfiguration(statementTimeout: StoreError.deadline), logger: logger)
+        let database = Database(url: url, pool: "worker", statementTimeout: StoreError.deadline, logger: logger)
         let (listening, listener) = try self.listening(beside: url, logger: logger)
         let apns = try APNsEndpointSetting.resolve()
         let broadcast = try APNsBroadcastClient(endpoint: apns, logger: logger)
@@ -62,7 +61,7 @@ struct WorkerCommand: AsyncParsableCommand {
 
     /// The webhooks' sender beside a worker named `name`.
     static func webhookSender(
-        database: PostgresClient, serverKey: ServerKey, configuration: WebhookSender.Configuration, name: String, logger: Logger
+        database: Database, serverKey: ServerKey, configuration: WebhookSender.Configuration, name: String, logger: Logger
     ) -> WebhookSender {
         WebhookSender(
             store: WebhookStore(client: database, logger: logger), events: EventLog(client: database, logger: logger),
@@ -71,22 +70,20 @@ struct WorkerCommand: AsyncParsableCommand {
 
     /// Where the worker LISTENs: on its database unless `url` goes through a transaction pooler, then on a client of
     /// its own for the direct URL (returned, to be run), else nowhere.
-    private func listening(beside url: DatabaseURL, logger: Logger) throws -> (Worker.Listening, PostgresClient?) {
+    private func listening(beside url: DatabaseURL, logger: Logger) throws -> (Worker.Listening, Database?) {
         guard url.pooled else { return (.onDatabase, nil) }
         guard let direct = try self.direct.sessionURL(beside: url) else {
             logger.notice("DATABASE_URL goes through a transaction pooler and DATABASE_DIRECT_URL is unset: no LISTEN, new pushes wait for the poll")
             return (.off, nil)
         }
-        var configuration = direct.clientConfiguration()
-        configuration.options.maximumConnections = 1
-        let listener = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        let listener = Database(url: direct, pool: "listener", maximumConnections: 1, logger: logger)
         return (.on(listener), listener)
     }
 
     /// A worker on `database`, sending to `apns`, and publishing to live activity channels (and deleting those an end
     /// went through) with `broadcast`, which the caller shuts down.
     static func worker(
-        database: PostgresClient,
+        database: Database,
         listening: Worker.Listening = .onDatabase,
         apns: APNsEndpointSettings,
         broadcast: APNsBroadcastClient,

@@ -20,6 +20,6 @@ extension DatabaseOptions {
     /// Runs `body` with the apps of the configured database: what every `blimp apps` subcommand does.
     func withAppStore<T>(logging: LoggingOptions, _ body: (AppStore) async throws -> T) async throws -> T {
         let logger = logging.makeLogger(label: "blimp.apps")
-        return try await self.resolve().withClient(logger: logger) { client in try await body(AppStore(client: client, logger: logger)) }
+        return try await self.resolve().withDatabase(logger: logger) { client in try await body(AppStore(client: client, logger: logger)) }
     }
 }

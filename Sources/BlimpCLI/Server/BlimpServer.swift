@@ -18,7 +18,7 @@ public enum BlimpServer {
     ///   - preparedStatements: Whether the writes every device makes are prepared once per connection; not through a
     ///     transaction pooler, where the next statement may meet another server connection.
     public static func buildRouter(
-        database: PostgresClient,
+        database: Database,
         configuration: APIConfiguration,
         adminToken: String? = nil,
         masterSecretSignIn: Bool = true,
@@ -38,11 +38,11 @@ public enum BlimpServer {
 
     /// The application listening on `host`:`port`, serving
     /// ``buildRouter(database:configuration:adminToken:masterSecretSignIn:preparedStatements:logger:)``. It is a `Service`; the caller
-    /// runs it in a `ServiceGroup` after the `PostgresClient` it uses.
+    /// runs it in a `ServiceGroup` after the `Database` it uses.
     public static func buildApplication(
         host: String,
         port: Int,
-        database: PostgresClient,
+        database: Database,
         configuration: APIConfiguration,
         adminToken: String?,
         masterSecretSignIn: Bool,

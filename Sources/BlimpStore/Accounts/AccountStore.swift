@@ -54,11 +54,11 @@ public struct AccountSignIn: Sendable {
 /// secrets are sealed under the server key, bound to the email (``SealedSecret/totpSecret(email:)``). Every change is
 /// recorded in the audit trail by whoever made it, in the change's transaction.
 public struct AccountStore: Sendable {
-    let client: PostgresClient
+    let client: Database
     let logger: Logger
     let now: @Sendable () -> Date
 
-    public init(client: PostgresClient, logger: Logger, now: @escaping @Sendable () -> Date = Date.init) {
+    public init(client: Database, logger: Logger, now: @escaping @Sendable () -> Date = Date.init) {
         self.client = client
         self.logger = logger
         self.now = now

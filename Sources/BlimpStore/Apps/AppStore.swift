@@ -6,11 +6,11 @@ import PostgresNIO
 /// Apps (tenants) in PostgreSQL. Every credential change is recorded in the audit trail (``AuditLog``) in its own
 /// transaction, by the origin given: the command line's unless the console says whose.
 public struct AppStore: Sendable {
-    let client: PostgresClient
+    let client: Database
     let logger: Logger
     let now: @Sendable () -> Date
 
-    public init(client: PostgresClient, logger: Logger, now: @escaping @Sendable () -> Date = Date.init) {
+    public init(client: Database, logger: Logger, now: @escaping @Sendable () -> Date = Date.init) {
         self.client = client
         self.logger = logger
         self.now = now

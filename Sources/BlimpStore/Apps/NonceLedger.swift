@@ -13,10 +13,10 @@ public struct NonceLedger: Sendable {
     static let margin: TimeInterval = 3600
 
     private let writes: Coalescer<UsedNonce, Bool>
-    private let client: PostgresClient
+    private let client: Database
     private let logger: Logger
 
-    public init(client: PostgresClient, logger: Logger) {
+    public init(client: Database, logger: Logger) {
         self.client = client
         self.logger = logger
         self.writes = Coalescer { nonces in try await Self.record(nonces, client: client, logger: logger) }
@@ -48,7 +48,7 @@ public struct NonceLedger: Sendable {
     }
 
     /// Inserts the nonces; `true` for each inserted, `false` for each already there or earlier in the batch.
-    private static func record(_ nonces: [UsedNonce], client: PostgresClient, logger: Logger) async throws -> [Bool] {
+    private static func record(_ nonces: [UsedNonce], client: Database, logger: Logger) async throws -> [Bool] {
         var seen = Set<UsedNonce.Key>()
         let firsts = nonces.map { seen.insert($0.key).inserted }
         let distinct = zip(nonces, firsts).filter(\.1).map(\.0)

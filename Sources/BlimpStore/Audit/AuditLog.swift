@@ -7,11 +7,11 @@ import PostgresNIO
 /// on their own or in the caller's transaction (``record(_:at:on:logger:)``: the intake records the pushes it accepts
 /// in the transaction that queues them), and read back newest first, a page at a time.
 public struct AuditLog: Sendable {
-    let client: PostgresClient
+    let client: Database
     let logger: Logger
     let now: @Sendable () -> Date
 
-    public init(client: PostgresClient, logger: Logger, now: @escaping @Sendable () -> Date = Date.init) {
+    public init(client: Database, logger: Logger, now: @escaping @Sendable () -> Date = Date.init) {
         self.client = client
         self.logger = logger
         self.now = now
@@ -42,7 +42,7 @@ public struct AuditLog: Sendable {
     /// Runs `change` and records the entries it returns in one transaction on `client`: a change is never kept without
     /// its entries, nor they without it. `duplicates` names unique indexes as ``StoreError/mapping(_:duplicates:)`` does.
     static func audited<T: Sendable>(
-        on client: PostgresClient, at now: Date, logger: Logger, duplicates: [String: String] = [:],
+        on client: Database, at now: Date, logger: Logger, duplicates: [String: String] = [:],
         _ change: @escaping @Sendable (PostgresConnection) async throws -> (T, [AuditEntry])
     ) async throws(StoreError) -> T {
         try await StoreError.mapping({

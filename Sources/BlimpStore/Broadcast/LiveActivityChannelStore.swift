@@ -6,10 +6,10 @@ import PostgresNIO
 /// The app's live activity channels (`live_activity_channels`): iOS 18 broadcast channels backing Live Activity names,
 /// at most one live per name, the deleted ones kept with when and why (https://developer.apple.com/documentation/usernotifications/sending-channel-management-requests-to-apns).
 public struct LiveActivityChannelStore: Sendable {
-    let client: PostgresClient
+    let client: Database
     let logger: Logger
 
-    public init(client: PostgresClient, logger: Logger) {
+    public init(client: Database, logger: Logger) {
         self.client = client
         self.logger = logger
     }

@@ -65,13 +65,13 @@ public enum ConsoleSignIn: Sendable {
 /// changed: ``AccountStore``) ends it at once everywhere; an admin session names the digest of its admin token, and is
 /// refused once `BLIMP_ADMIN_TOKEN` is another.
 public struct ConsoleSessions: Sendable {
-    let client: PostgresClient
+    let client: Database
     let logger: Logger
 
     /// How long a session lasts from sign-in.
     public static let lifetime: TimeInterval = 12 * 3600
 
-    public init(client: PostgresClient, logger: Logger) {
+    public init(client: Database, logger: Logger) {
         self.client = client
         self.logger = logger
     }

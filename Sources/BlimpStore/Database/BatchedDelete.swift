@@ -35,7 +35,7 @@ public enum BatchedDelete {
     /// Runs `batch(appID, cutoff, limit)` app by app as ``run(over:size:budget:_:)`` does, each app with its cutoff:
     /// its own in `cutoffs`, else `defaultCutoff` (a table whose rows age by their app's retention).
     static func byApp(
-        cutoffs: [Int64: Date], defaultCutoff: Date, size: Int, budget: Duration, client: PostgresClient, logger: Logger,
+        cutoffs: [Int64: Date], defaultCutoff: Date, size: Int, budget: Duration, client: Database, logger: Logger,
         _ batch: @escaping @Sendable (_ appID: Int64, _ cutoff: Date, _ limit: Int) async throws -> Int
     ) async throws(StoreError) -> Int {
         let apps = try await Self.appIDs(client, logger: logger)
@@ -49,7 +49,7 @@ public enum BatchedDelete {
     /// statement, so they are the store's own names, never input.
     static func deleteOlder(
         from table: StaticString, column: StaticString, before cutoff: Date, budget: Duration, size: Int,
-        client: PostgresClient, logger: Logger
+        client: Database, logger: Logger
     ) async throws(StoreError) -> Int {
         let (table, column) = ("\(table)", "\(column)")
         let apps = try await Self.appIDs(client, logger: logger)
@@ -69,12 +69,12 @@ public enum BatchedDelete {
     }
 
     /// The ids of every app, the keys tenant tables are walked by.
-    static func appIDs(_ client: PostgresClient, logger: Logger) async throws(StoreError) -> [Int64] {
+    static func appIDs(_ client: Database, logger: Logger) async throws(StoreError) -> [Int64] {
         try await StoreError.mapping { try await client.query("SELECT id FROM apps", logger: logger).decode(Int64.self).array() }
     }
 
     /// Runs `statement` and reads the one count it selects.
-    static func count(_ statement: PostgresQuery, on client: PostgresClient, logger: Logger) async throws -> Int {
+    static func count(_ statement: PostgresQuery, on client: Database, logger: Logger) async throws -> Int {
         try await client.query(statement, logger: logger).decode(Int.self).array().first ?? 0
     }
 }

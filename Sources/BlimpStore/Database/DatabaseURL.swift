@@ -5,6 +5,13 @@ import PostgresNIO
 
 /// A PostgreSQL connection URL, as in `DATABASE_URL`: `postgres://user[:password]@host[:port]/database[?option=…&…]`.
 ///
+/// As in libpq, the URL may name up to 16 hosts, `host1:port1,host2:port2`, tried in order for the server that
+/// `target_session_attrs` asks for: `read-write` (the default: the first that takes writes, as `SHOW
+/// transaction_read_only` answers), `primary` (the first not in recovery, as `pg_is_in_recovery()` answers) or `any`
+/// (the first that answers). A primary and its standbys, in any order, so: Blimp finds whichever is the primary,
+/// and again after a failover (``Database``). The default differs from libpq's `any` because Blimp writes.
+/// See https://www.postgresql.org/docs/current/libpq-connect.html#LIBPQ-MULTIPLE-HOSTS
+///
 /// The options follow libpq's names. `sslmode`: `disable` (the default), `prefer` and `require` (encrypted, not
 /// verified), `verify-ca` (encrypted, the certificate verified) and `verify-full` (the host name too). `sslrootcert`:
 /// a PEM file of the CAs to verify against, read when the URL is parsed, instead of the system's trust roots; as in
@@ -20,8 +27,25 @@ public struct DatabaseURL: Sendable, CustomStringConvertible {
         case verifyFull = "verify-full"
     }
 
-    public let host: String
-    public let port: Int
+    /// A server the URL names, by host name or address, and its port.
+    public struct Endpoint: Sendable, Hashable, CustomStringConvertible {
+        public let host: String
+        public let port: Int
+
+        public var description: String { self.host.contains(":") ? "[\(self.host)]:\(self.port)" : "\(self.host):\(self.port)" }
+    }
+
+    /// `target_session_attrs`: which of the URL's servers Blimp works with.
+    public enum SessionTarget: String, Sendable, CaseIterable {
+        case readWrite = "read-write"
+        case primary
+        case any
+    }
+
+    /// The servers, in the order they are tried; at least one, at most ``maximumHosts``.
+    public let endpoints: [Endpoint]
+    /// `target_session_attrs`: which of ``endpoints`` to work with.
+    public let target: SessionTarget
     public let username: String
     public let password: String?
     public let database: String
@@ -40,18 +64,19 @@ public struct DatabaseURL: Sendable, CustomStringConvertible {
 
     /// The query options the URL may carry, for error messages.
     static let options =
-        "sslmode=disable|prefer|require|verify-ca|verify-full, sslrootcert=FILE, connect_timeout=SECONDS, application_name=NAME and pooler=transaction"
+        "sslmode=disable|prefer|require|verify-ca|verify-full, sslrootcert=FILE, connect_timeout=SECONDS, application_name=NAME, target_session_attrs=read-write|primary|any and pooler=transaction"
+
+    /// The most hosts a URL may name.
+    public static let maximumHosts = 16
 
     /// Parses `text`, reading the `sslrootcert` file it names; the error never repeats the password.
     public init(_ text: String) throws(DatabaseError) {
-        guard let components = URLComponents(string: text),
+        let (single, endpoints) = try Self.hosts(in: text)
+        guard let components = URLComponents(string: single),
             components.scheme == "postgres" || components.scheme == "postgresql"
         else {
             throw .invalidURL("it must look like postgres://user@host:5432/database")
         }
-        guard let host = components.host, !host.isEmpty else { throw .invalidURL("it names no host") }
-        let port = components.port ?? 5432
-        guard (1...65535).contains(port) else { throw .invalidURL("its port must be from 1 to 65535") }
         guard let user = components.user, !user.isEmpty else { throw .invalidURL("it names no user") }
         let database = String(components.path.dropFirst())
         guard !database.isEmpty, !database.contains("/") else { throw .invalidURL("it names no database") }
@@ -60,6 +85,7 @@ public struct DatabaseURL: Sendable, CustomStringConvertible {
         var connectTimeout = Duration.seconds(10)
         var applicationName: String?
         var pooled = false
+        var target = SessionTarget.readWrite
         for item in components.queryItems ?? [] {
             switch (item.name, item.value ?? "") {
             case ("sslmode", let value):
@@ -71,11 +97,16 @@ public struct DatabaseURL: Sendable, CustomStringConvertible {
             case ("connect_timeout", let value): connectTimeout = try Self.connectTimeout(value)
             case ("application_name", let name): applicationName = try Self.applicationName(name)
             case ("pooler", "transaction"): pooled = true
+            case ("target_session_attrs", let value):
+                guard let chosen = SessionTarget(rawValue: value) else {
+                    throw .invalidURL("target_session_attrs must be one of \(SessionTarget.allCases.map(\.rawValue).joined(separator: ", "))")
+                }
+                target = chosen
             default: throw .invalidURL("the query options are \(Self.options)")
             }
         }
-        self.host = host
-        self.port = port
+        self.endpoints = endpoints
+        self.target = target
         self.username = components.user?.removingPercentEncoding ?? user
         self.password = components.password?.removingPercentEncoding
         self.database = database.removingPercentEncoding ?? database
@@ -84,6 +115,44 @@ public struct DatabaseURL: Sendable, CustomStringConvertible {
         self.connectTimeout = connectTimeout
         self.applicationName = applicationName
         self.pooled = pooled
+    }
+
+    /// The URL's hosts and ports, and the URL with a single placeholder host in their place (which `URLComponents`
+    /// parses; it takes no list). Hosts are names, IPv4 addresses or bracketed IPv6 addresses, each with its port or
+    /// 5432.
+    private static func hosts(in text: String) throws(DatabaseError) -> (String, [Endpoint]) {
+        guard let schemeEnd = text.range(of: "://") else { throw .invalidURL("it must look like postgres://user@host:5432/database") }
+        let rest = text[schemeEnd.upperBound...]
+        let authority = rest.prefix { $0 != "/" && $0 != "?" }
+        let list = authority.lastIndex(of: "@").map { authority[authority.index(after: $0)...] } ?? authority
+        guard !list.isEmpty else { throw .invalidURL("it names no host") }
+        let endpoints = try list.split(separator: ",", omittingEmptySubsequences: false).map { item throws(DatabaseError) in
+            try Self.endpoint(String(item))
+        }
+        guard endpoints.count <= Self.maximumHosts else {
+            throw .invalidURL("it names \(endpoints.count) hosts; at most \(Self.maximumHosts) are allowed")
+        }
+        return (text[..<list.startIndex] + "placeholder" + text[list.endIndex...], endpoints)
+    }
+
+    /// One `host[:port]` of the list.
+    private static func endpoint(_ item: String) throws(DatabaseError) -> Endpoint {
+        let host: Substring
+        let port: Substring?
+        if item.hasPrefix("["), let close = item.firstIndex(of: "]") {
+            host = item[item.index(after: item.startIndex)..<close]
+            let after = item[item.index(after: close)...]
+            guard after.isEmpty || after.hasPrefix(":") else { throw .invalidURL("it must look like postgres://user@host:5432/database") }
+            port = after.isEmpty ? nil : after.dropFirst()
+        } else if let colon = item.lastIndex(of: ":") {
+            (host, port) = (item[..<colon], item[item.index(after: colon)...])
+        } else {
+            (host, port) = (item[...], nil)
+        }
+        guard !host.isEmpty, !host.contains(where: { "[]/?#@ ".contains($0) }) else { throw .invalidURL("it names no host") }
+        let number = port.map { Int($0) } ?? 5432
+        guard let number, (1...65535).contains(number) else { throw .invalidURL("the port of \(host) must be from 1 to 65535") }
+        return Endpoint(host: host.removingPercentEncoding ?? String(host), port: number)
     }
 
     /// `connect_timeout`'s whole seconds, 1 to 3600 (libpq's 0, wait for ever, is refused: a process should learn
@@ -118,7 +187,10 @@ public struct DatabaseURL: Sendable, CustomStringConvertible {
 
     /// The URL without its password, safe to log.
     public var description: String {
-        "postgres://\(self.username)@\(self.host):\(self.port)/\(self.database)" + (self.pooled ? "?pooler=transaction" : "")
+        let options = [self.target == .readWrite ? nil : "target_session_attrs=\(self.target.rawValue)", self.pooled ? "pooler=transaction" : nil]
+            .compactMap { $0 }
+        return "postgres://\(self.username)@\(self.endpoints.map(\.description).joined(separator: ","))/\(self.database)"
+            + (options.isEmpty ? "" : "?" + options.joined(separator: "&"))
     }
 
     /// Settings for a connection pool; with `statementTimeout`, PostgreSQL cancels any statement of its connections
@@ -129,7 +201,7 @@ public struct DatabaseURL: Sendable, CustomStringConvertible {
     ///
     /// Through a transaction pooler (``pooled``) neither is sent: both must be the role's defaults there
     /// (``PooledSessionSettings``).
-    public func clientConfiguration(statementTimeout: Duration? = nil) -> PostgresClient.Configuration {
+    public func clientConfiguration(for endpoint: Endpoint, statementTimeout: Duration? = nil) -> PostgresClient.Configuration {
         let tls: PostgresClient.Configuration.TLS =
             switch self.tlsConfiguration {
             case nil: .disable
@@ -137,15 +209,15 @@ public struct DatabaseURL: Sendable, CustomStringConvertible {
             case (let configuration, required: true)?: .require(configuration)
             }
         var configuration = PostgresClient.Configuration(
-            host: self.host, port: self.port, username: self.username, password: self.password, database: self.database, tls: tls)
+            host: endpoint.host, port: endpoint.port, username: self.username, password: self.password, database: self.database, tls: tls)
         configuration.options.connectTimeout = self.connectTimeout
         configuration.options.additionalStartupParameters = self.startupParameters(statementTimeout: statementTimeout)
         return configuration
     }
 
-    /// Settings for a single connection, with the startup parameters a pool's connections send (so that a pooler
-    /// that refuses them is found out by ``checkReachable(logger:)``).
-    public func connectionConfiguration() throws -> PostgresConnection.Configuration {
+    /// Settings for a single connection to `endpoint`, with the startup parameters a pool's connections send (so that
+    /// a pooler that refuses them is found out by ``checkReachable(logger:)``).
+    public func connectionConfiguration(for endpoint: Endpoint) throws -> PostgresConnection.Configuration {
         let tls: PostgresConnection.Configuration.TLS =
             switch self.tlsConfiguration {
             case nil: .disable
@@ -153,7 +225,7 @@ public struct DatabaseURL: Sendable, CustomStringConvertible {
             case (let configuration, required: true)?: .require(try NIOSSLContext(configuration: configuration))
             }
         var configuration = PostgresConnection.Configuration(
-            host: self.host, port: self.port, username: self.username, password: self.password, database: self.database, tls: tls)
+            host: endpoint.host, port: endpoint.port, username: self.username, password: self.password, database: self.database, tls: tls)
         configuration.options.connectTimeout = .milliseconds(self.connectTimeout.wholeMilliseconds)
         configuration.options.additionalStartupParameters = self.startupParameters(statementTimeout: nil)
         return configuration

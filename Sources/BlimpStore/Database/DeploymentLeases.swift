@@ -6,10 +6,10 @@ import PostgresNIO
 /// keeps its lease by renewing it before it expires, by the database's clock; once it lapses, anyone may take it.
 /// Plain rows, so that they work through a connection pooler in transaction mode, as session advisory locks do not.
 public struct DeploymentLeases: Sendable {
-    let client: PostgresClient
+    let client: Database
     let logger: Logger
 
-    public init(client: PostgresClient, logger: Logger) {
+    public init(client: Database, logger: Logger) {
         self.client = client
         self.logger = logger
     }

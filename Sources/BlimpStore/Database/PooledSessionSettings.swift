@@ -18,7 +18,7 @@ public struct PooledSessionSettings: Sendable, Equatable {
     }
 
     /// Reads them from one of the pooler's sessions: every session of the role in the database starts alike.
-    public static func read(from client: PostgresClient, logger: Logger) async throws(StoreError) -> Self {
+    public static func read(from client: Database, logger: Logger) async throws(StoreError) -> Self {
         try await StoreError.mapping {
             let rows = try await client.query(
                 "SELECT current_setting('jit')::boolean, setting::bigint FROM pg_settings WHERE name = 'statement_timeout'",

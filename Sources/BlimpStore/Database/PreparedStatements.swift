@@ -5,7 +5,7 @@ extension PostgresPreparedStatement {
     /// Runs the statement and returns its rows. `prepared`, it is prepared by name once per connection and planned
     /// once, not per call; else it is sent unnamed each time, as through a transaction pooler, where the next
     /// statement may meet a server connection that never saw the preparation.
-    func rows(on client: PostgresClient, prepared: Bool, logger: Logger) async throws -> [Row] {
+    func rows(on client: Database, prepared: Bool, logger: Logger) async throws -> [Row] {
         try await client.withConnection { connection in try await self.rows(on: connection, prepared: prepared, logger: logger) }
     }
 

@@ -48,7 +48,7 @@ public enum Schema {
     /// for.
     @discardableResult
     public static func apply(
-        to client: PostgresClient, through version: Int = .max, logger: Logger
+        to client: Database, through version: Int = .max, logger: Logger
     ) async throws(DatabaseError) -> [Migration] {
         do {
             return try await client.withConnection { connection in
@@ -100,7 +100,7 @@ public enum Schema {
 
     /// Every version this binary knows, with when it was applied, followed by any version recorded by a newer
     /// binary (named as it was recorded).
-    public static func status(of client: PostgresClient, logger: Logger) async throws(DatabaseError) -> [Status] {
+    public static func status(of client: Database, logger: Logger) async throws(DatabaseError) -> [Status] {
         do {
             var recorded: [Int: (name: String, at: Date)] = [:]
             let history = try await client.query("SELECT to_regclass('schema_migrations') IS NOT NULL", logger: logger)

@@ -30,7 +30,7 @@ enum AgedRows: String, CaseIterable, Sendable {
     /// found first (its last row), not a join with the rows found, so that each batch reads its own rows however many
     /// more are older than the cutoff.
     func deleteBatch(
-        appID: Int64, before cutoff: Date, after: Key?, on client: PostgresClient, logger: Logger
+        appID: Int64, before cutoff: Date, after: Key?, on client: Database, logger: Logger
     ) async throws(StoreError) -> (deleted: Int, last: Key?) {
         let after = after ?? Key(at: .distantPast, id: .min)
         let at = self.timeColumn

@@ -7,7 +7,7 @@ import PostgresNIO
 /// keyset batches (`DispatchStore+Targets`), and recording each batch's outcomes with the part's cursor in one
 /// transaction (`DispatchStore+Checkpoints`).
 public struct DispatchStore: Sendable {
-    let client: PostgresClient
+    let client: Database
     let logger: Logger
     /// Whether the claim's statements are prepared once per connection (not through a transaction pooler).
     let preparedStatements: Bool
@@ -19,7 +19,7 @@ public struct DispatchStore: Sendable {
 
     /// With `preparedStatements` (not through a transaction pooler), the claim's statements are prepared once per
     /// connection: planning them took longer than running them, on every attempt of every claim loop.
-    public init(client: PostgresClient, logger: Logger, preparedStatements: Bool = true) {
+    public init(client: Database, logger: Logger, preparedStatements: Bool = true) {
         self.client = client
         self.logger = logger
         self.preparedStatements = preparedStatements

@@ -12,7 +12,7 @@ import PostgresNIO
 /// query never holds the outcomes' writers up behind the janitor for longer than that. DDL takes no bind parameters:
 /// the names and bounds written into it come from dates, never from input.
 struct OutcomePartitions: Sendable {
-    let client: PostgresClient
+    let client: Database
     let logger: Logger
 
     /// One day partition (or the upgrade's) and the times it holds: from `start`, up to but not including `end`.

@@ -8,7 +8,7 @@ import PostgresNIO
 /// table and an insert into the new in one statement, so a row is moved once whatever stops midway), then drops the
 /// old table with what is left, which is past retention. Readers see the partitioned table only.
 struct UnpartitionedOutcomes: Sendable {
-    let client: PostgresClient
+    let client: Database
     let logger: Logger
 
     static let table = "delivery_outcomes_unpartitioned"

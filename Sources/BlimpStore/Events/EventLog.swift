@@ -10,10 +10,10 @@ import PostgresNIO
 /// below the oldest transaction still running, so that a reader never passes an event that has yet to commit
 /// (``EventOffset``).
 public struct EventLog: Sendable {
-    let client: PostgresClient
+    let client: Database
     let logger: Logger
 
-    public init(client: PostgresClient, logger: Logger) {
+    public init(client: Database, logger: Logger) {
         self.client = client
         self.logger = logger
     }

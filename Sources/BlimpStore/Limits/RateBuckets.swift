@@ -12,11 +12,11 @@ import PostgresNIO
 /// order, so two replicas' batches never deadlock.
 public struct RateBuckets: Sendable {
     private let takes: Coalescer<Take, Grant>
-    private let client: PostgresClient
+    private let client: Database
     /// The logger the store's queries, and the limiters taking from it, log to.
     let logger: Logger
 
-    public init(client: PostgresClient, logger: Logger) {
+    public init(client: Database, logger: Logger) {
         self.client = client
         self.logger = logger
         self.takes = Coalescer { takes in try await Self.take(takes, client: client, logger: logger) }
@@ -77,7 +77,7 @@ public struct RateBuckets: Sendable {
     /// Takes the tokens of each bucket in one upsert: a bucket's tokens are refilled by the seconds since it was last
     /// refilled (never backwards: a take that started earlier may commit later), capped at its burst, and as many of
     /// the tokens asked for as are whole are granted.
-    private static func take(_ takes: [Take], client: PostgresClient, logger: Logger) async throws -> [Grant] {
+    private static func take(_ takes: [Take], client: Database, logger: Logger) async throws -> [Grant] {
         let refilled = "least(EXCLUDED.burst, b.tokens + greatest(0, extract(epoch FROM now() - b.refilled_at)) * EXCLUDED.per_second)"
         let rows = try await client.query(
             """

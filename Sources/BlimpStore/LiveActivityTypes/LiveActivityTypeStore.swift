@@ -6,10 +6,10 @@ import PostgresNIO
 /// The app's declared Live Activity types (`live_activity_types`), what checking pushes against them reads, and the
 /// types devices report with push-to-start tokens that have no schema yet.
 public struct LiveActivityTypeStore: Sendable {
-    let client: PostgresClient
+    let client: Database
     let logger: Logger
 
-    public init(client: PostgresClient, logger: Logger) {
+    public init(client: Database, logger: Logger) {
         self.client = client
         self.logger = logger
     }

@@ -5,14 +5,14 @@ import PostgresNIO
 /// The idempotency keys ``PushIntake`` claims (`push_requests`), as the janitor sees them: each returns its first
 /// answer for ``window``, then goes.
 public struct IdempotencyKeys: Sendable {
-    let client: PostgresClient
+    let client: Database
     let logger: Logger
     let now: @Sendable () -> Date
 
     /// How long a key returns its first answer.
     public static let window: TimeInterval = 24 * 3600
 
-    public init(client: PostgresClient, logger: Logger, now: @escaping @Sendable () -> Date = Date.init) {
+    public init(client: Database, logger: Logger, now: @escaping @Sendable () -> Date = Date.init) {
         self.client = client
         self.logger = logger
         self.now = now

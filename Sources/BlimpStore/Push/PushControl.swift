@@ -6,12 +6,12 @@ import PostgresNIO
 /// What may be done to a push after it was accepted: cancel it while it waits or after it failed, and try a failed
 /// one again. Scoped to one app, like every store; each change is recorded in the audit trail in its transaction.
 public struct PushControl: Sendable {
-    let client: PostgresClient
+    let client: Database
     let logger: Logger
     /// The clock the audit trail's entries are stamped by.
     let now: @Sendable () -> Date
 
-    public init(client: PostgresClient, logger: Logger, now: @escaping @Sendable () -> Date = Date.init) {
+    public init(client: Database, logger: Logger, now: @escaping @Sendable () -> Date = Date.init) {
         self.client = client
         self.logger = logger
         self.now = now

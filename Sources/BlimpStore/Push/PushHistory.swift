@@ -6,10 +6,10 @@ import PostgresNIO
 /// Finished pushes as the janitor sees them: each is kept, with its parts and report, for its app's push retention
 /// (``RetentionPolicy``) counted from when it finished, then deleted. Unfinished pushes are never deleted.
 public struct PushHistory: Sendable {
-    let client: PostgresClient
+    let client: Database
     let logger: Logger
 
-    public init(client: PostgresClient, logger: Logger) {
+    public init(client: Database, logger: Logger) {
         self.client = client
         self.logger = logger
     }

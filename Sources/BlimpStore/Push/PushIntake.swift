@@ -17,14 +17,14 @@ import PostgresNIO
 /// 5. schedules the ends that starts ask for (`end_after`, `end_at`).
 public struct PushIntake: Sendable {
     let coalescer: Coalescer<PushSubmission, PushAcceptance>
-    let client: PostgresClient
+    let client: Database
     let logger: Logger
     let now: @Sendable () -> Date
 
     /// With `preparedStatements` (not through a transaction pooler), a flush's insert and advisory locks are prepared
     /// once per connection.
     public init(
-        client: PostgresClient, logger: Logger, preparedStatements: Bool = true, now: @escaping @Sendable () -> Date = Date.init
+        client: Database, logger: Logger, preparedStatements: Bool = true, now: @escaping @Sendable () -> Date = Date.init
     ) {
         self.client = client
         self.logger = logger

@@ -22,7 +22,7 @@ public struct PushPreparationInputs: Sendable {
     }
 
     /// Inputs read through stores of their own over `client` (a worker firing schedules).
-    public init(client: PostgresClient, logger: Logger) {
+    public init(client: Database, logger: Logger) {
         self.init(channels: LiveActivityChannelStore(client: client, logger: logger), types: LiveActivityTypeStore(client: client, logger: logger))
     }
 

@@ -6,14 +6,14 @@ import PostgresNIO
 /// Reads pushes back for their reports, scoped to one app, and tells a push whose report aged out from an id never
 /// issued.
 public struct PushReports: Sendable {
-    let client: PostgresClient
+    let client: Database
     let logger: Logger
     /// The deployment's push retention (`BLIMP_RETENTION_PUSHES`), for apps without their own.
     let retention: Duration
     let now: @Sendable () -> Date
 
     public init(
-        client: PostgresClient, logger: Logger, retention: Duration = RetentionPolicy().pushes,
+        client: Database, logger: Logger, retention: Duration = RetentionPolicy().pushes,
         now: @escaping @Sendable () -> Date = Date.init
     ) {
         self.client = client

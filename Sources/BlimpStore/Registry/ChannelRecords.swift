@@ -41,7 +41,7 @@ struct ChannelRecords {
 
     /// The app's channels among `channelIDs`, in that order, each with every Live Activity on record (those within 12
     /// hours of their start, and starts awaiting their token) in its state at `now`.
-    func fetch(_ channelIDs: [UUID], client: PostgresClient) async throws -> [ChannelRecord] {
+    func fetch(_ channelIDs: [UUID], client: Database) async throws -> [ChannelRecord] {
         var parameters = QueryParameters()
         let activities = LiveActivityRecords(appID: self.appID, now: self.now, binding: &parameters)
         let keys = """

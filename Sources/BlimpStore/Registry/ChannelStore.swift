@@ -6,7 +6,7 @@ import PostgresNIO
 /// Channels, their tags and their Live Activity tokens, as the SDK registers them and the server API reads and
 /// changes them. Every method is scoped to one app: another app's channel is never found.
 public struct ChannelStore: Sendable {
-    let client: PostgresClient
+    let client: Database
     let logger: Logger
     /// The clock for lifetimes; tests inject their own.
     let now: @Sendable () -> Date
@@ -16,7 +16,7 @@ public struct ChannelStore: Sendable {
 
     /// With `preparedStatements` (not through a transaction pooler), the writes every device makes are prepared once
     /// per connection.
-    public init(client: PostgresClient, logger: Logger, preparedStatements: Bool = true, now: @escaping @Sendable () -> Date = Date.init) {
+    public init(client: Database, logger: Logger, preparedStatements: Bool = true, now: @escaping @Sendable () -> Date = Date.init) {
         self.client = client
         self.logger = logger
         self.now = now

@@ -6,7 +6,7 @@ import PostgresNIO
 /// Named users: an app's own user ids, each linking any number of channels, with tags of their own. A channel
 /// belongs to one named user at a time.
 public struct NamedUserStore: Sendable {
-    let client: PostgresClient
+    let client: Database
     let logger: Logger
     let channels: ChannelStore
 

@@ -12,7 +12,7 @@ struct RegistrationWriter: Sendable {
     let activities: Coalescer<ActivityToken, ActivityTokenWrite>
 
     /// With `prepared`, each statement is prepared once per connection (see ``JSONRowsStatement``).
-    init(client: PostgresClient, logger: Logger, prepared: Bool, now: @escaping @Sendable () -> Date) {
+    init(client: Database, logger: Logger, prepared: Bool, now: @escaping @Sendable () -> Date) {
         self.creations = Coalescer { channels in
             try await Self.create(channels, client: client, logger: logger, prepared: prepared, now: now())
         }
@@ -81,7 +81,7 @@ struct RegistrationWriter: Sendable {
     /// Inserts the channels; `true` for each one inserted, `false` where its push address was already registered.
     private static func create(
         _ channels: [NewChannel],
-        client: PostgresClient,
+        client: Database,
         logger: Logger,
         prepared: Bool,
         now: Date
@@ -106,7 +106,7 @@ struct RegistrationWriter: Sendable {
     /// Sets the tokens, and releases the pushes held for the activities that awaited them.
     private static func set(
         _ tokens: [ActivityToken],
-        client: PostgresClient,
+        client: Database,
         logger: Logger,
         prepared: Bool,
         now: Date

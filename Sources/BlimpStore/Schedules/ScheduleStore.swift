@@ -6,10 +6,10 @@ import PostgresNIO
 /// Airship's schedules (`/api/schedules`) in PostgreSQL: created, read, replaced, paused, resumed and cancelled here;
 /// fired by workers (`ScheduleStore+Firing`).
 public struct ScheduleStore: Sendable {
-    let client: PostgresClient
+    let client: Database
     let logger: Logger
 
-    public init(client: PostgresClient, logger: Logger) {
+    public init(client: Database, logger: Logger) {
         self.client = client
         self.logger = logger
     }

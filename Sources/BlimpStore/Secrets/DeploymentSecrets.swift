@@ -6,10 +6,10 @@ import PostgresNIO
 /// Keys the deployment keeps across rotations of the server key (`deployment_secrets`), each sealed under the server
 /// key and bound to its name; `ServerKeyRotation` seals them again under a new one.
 public struct DeploymentSecrets: Sendable {
-    let client: PostgresClient
+    let client: Database
     let logger: Logger
 
-    public init(client: PostgresClient, logger: Logger) {
+    public init(client: Database, logger: Logger) {
         self.client = client
         self.logger = logger
     }

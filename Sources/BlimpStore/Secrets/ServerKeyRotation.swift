@@ -12,12 +12,12 @@ import PostgresNIO
 /// go on, and a concurrent change of a row's secrets waits for the batch, then seals under the current key itself.
 /// A value the current key opens is left as it is, so a run that stopped midway is finished by running it again.
 public struct ServerKeyRotation: Sendable {
-    let client: PostgresClient
+    let client: Database
     let logger: Logger
     let serverKey: ServerKey
     let batchSize: Int
 
-    public init(client: PostgresClient, logger: Logger, serverKey: ServerKey, batchSize: Int = 100) {
+    public init(client: Database, logger: Logger, serverKey: ServerKey, batchSize: Int = 100) {
         self.client = client
         self.logger = logger
         self.serverKey = serverKey

@@ -7,7 +7,7 @@ import PostgresNIO
 /// API; claimed, one worker at a time under a lease, by the workers that deliver their batches
 /// (`WebhookStore+Delivery`).
 public struct WebhookStore: Sendable {
-    let client: PostgresClient
+    let client: Database
     let logger: Logger
 
     /// The most endpoints an app may have.
@@ -15,7 +15,7 @@ public struct WebhookStore: Sendable {
     /// How long a rotated secret still signs beside the new one.
     public static let rotationOverlap: TimeInterval = 86_400
 
-    public init(client: PostgresClient, logger: Logger) {
+    public init(client: Database, logger: Logger) {
         self.client = client
         self.logger = logger
     }

@@ -1,0 +1,225 @@
+import BlimpCore
+import Logging
+import Metrics
+import PostgresNIO
+import ServiceLifecycle
+import Synchronization
+
+/// The PostgreSQL a process works with: a connection pool to the server of the URL's that `target_session_attrs`
+/// asks for (the primary, by default), found again when that server stops answering or turns read-only, as in a
+/// failover. Stores query it as they would a `PostgresClient`, with the same methods.
+///
+/// postgres-nio's `PostgresClient` connects to one host, has no hook when it opens a connection and cannot be told to
+/// drop one, so no single client can follow a failover. A database keeps one client at a time, to one server, and
+/// watches that server on a connection of its own (``watch()``): when it finds it gone or read-only, or a request
+/// was refused as read-only (SQLSTATE 25006), it looks for the server to work with in the URL's order and gives the
+/// requests a new client to it. The old client is closed once the requests it had in flight are done.
+public final class Database: Service, Sendable {
+    /// How often the watch asks the current server whether it is still the one to work with.
+    public static let interval: Duration = .milliseconds(500)
+    /// How long the watch waits for a connection or an answer before leaving the question for the next round.
+    static let patience: Duration = .seconds(2)
+
+    /// One client to one server; a newer generation replaces it.
+    struct Pool: Sendable {
+        let client: PostgresClient
+        let endpoint: DatabaseURL.Endpoint
+        let generation: Int
+        /// Says, once a newer pool replaces this one, how long requests may still use it.
+        let retired: AsyncStream<Duration>
+        let retire: AsyncStream<Duration>.Continuation
+    }
+
+    struct State {
+        var pool: Pool
+        /// Whether the watch finds no server to work with.
+        var down = false
+        /// The generation whose requests a server refused as read-only, for the watch to replace.
+        var refusedAsReadOnly: Int?
+    }
+
+    let url: DatabaseURL
+    let name: String
+    let logger: Logger
+    private let makeConfiguration: @Sendable (DatabaseURL.Endpoint) -> PostgresClient.Configuration
+    let state: Mutex<State>
+    private let pools: AsyncStream<Pool>
+    let opened: AsyncStream<Pool>.Continuation
+    /// `blimp_database_up{pool}`: 1 while the server answers as the one to work with, 0 while the watch finds none.
+    private let up: Gauge
+    /// `blimp_database_switches_total{pool}`: how often requests were given a new client, to another server or to the
+    /// same name that DNS moved.
+    private let switches: Counter
+
+    /// A database on `url`'s servers, starting with `endpoint` (the first of the URL's by default), its connections
+    /// counted in the metrics as `pool`. `statementTimeout` and `maximumConnections` apply to each connection of the
+    /// pool (``DatabaseURL/clientConfiguration(for:statementTimeout:)``). The database works once ``run()`` runs.
+    public init(
+        url: DatabaseURL, pool name: String, statementTimeout: Duration? = nil, maximumConnections: Int? = nil,
+        startingAt endpoint: DatabaseURL.Endpoint? = nil, logger: Logger
+    ) {
+        self.url = url
+        self.name = name
+        var logger = logger
+        logger[metadataKey: "pool"] = "\(name)"
+        self.logger = logger
+        self.makeConfiguration = { endpoint in
+            var configuration = url.clientConfiguration(for: endpoint, statementTimeout: statementTimeout)
+            if let maximumConnections { configuration.options.maximumConnections = maximumConnections }
+            return configuration
+        }
+        (self.pools, self.opened) = AsyncStream.makeStream()
+        let first = Self.pool(to: endpoint ?? url.endpoints[0], generation: 0, configuration: self.makeConfiguration, name: name, logger: logger)
+        self.state = Mutex(State(pool: first))
+        self.opened.yield(first)
+        self.up = Gauge(label: "blimp_database_up", dimensions: [("pool", name)])
+        self.switches = Counter(label: "blimp_database_switches_total", dimensions: [("pool", name)])
+        self.switches.increment(by: 0)
+    }
+
+    private static func pool(
+        to endpoint: DatabaseURL.Endpoint, generation: Int, configuration: (DatabaseURL.Endpoint) -> PostgresClient.Configuration,
+        name: String, logger: Logger
+    ) -> Pool {
+        let client = PostgresClient(pool: name, configuration: configuration(endpoint), logger: logger)
+        let (retired, retire) = AsyncStream<Duration>.makeStream()
+        return Pool(client: client, endpoint: endpoint, generation: generation, retired: retired, retire: retire)
+    }
+
+    /// Whether the watch finds no server to work with: the requests of an API are refused at once meanwhile.
+    public var isDown: Bool { self.state.withLock { $0.down } }
+
+    /// The server requests go to.
+    public var server: DatabaseURL.Endpoint { self.current.endpoint }
+
+    var current: Pool { self.state.withLock { $0.pool } }
+
+    /// Runs the current client, each that replaces it (until the requests of the one before are done), and the watch.
+    public func run() async {
+        await withDiscardingTaskGroup { group in
+            group.addTask { await self.watch() }
+            for await pool in self.pools {
+                group.addTask { await self.serve(pool) }
+            }
+        }
+    }
+
+    /// Runs `pool`'s client until the process stops or, once replaced, for as long as requests may still use it.
+    private func serve(_ pool: Pool) async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await pool.client.run() }
+            group.addTask {
+                for await grace in pool.retired {
+                    try? await Task.sleep(for: grace)
+                    return
+                }
+            }
+            await group.next()
+            group.cancelAll()
+        }
+    }
+
+    /// Gives the requests a client to `endpoint`, replacing `old` unless another replaced it already. The old client
+    /// closes after `grace`: the requests it has in flight may finish meanwhile, and those still waiting for one of
+    /// its connections then fail (the store's deadline by default; none for a server that went away, whose
+    /// connections are not coming).
+    func replace(_ old: Pool, with endpoint: DatabaseURL.Endpoint, grace: Duration = StoreError.deadline) {
+        let replaced: Bool = self.state.withLock { state in
+            guard state.pool.generation == old.generation else { return false }
+            state.pool = Self.pool(
+                to: endpoint, generation: old.generation + 1, configuration: self.makeConfiguration, name: self.name, logger: self.logger)
+            state.refusedAsReadOnly = nil
+            self.opened.yield(state.pool)
+            return true
+        }
+        guard replaced else { return }
+        old.retire.yield(grace)
+        self.switches.increment()
+        self.logger.notice("database: requests go to \(endpoint) now", metadata: ["previous": "\(old.endpoint)"])
+    }
+
+    /// Records whether a server to work with answers, logging the change.
+    func record(down: Bool) {
+        self.up.record(down ? 0 : 1)
+        let was = self.state.withLock { state in
+            defer { state.down = down }
+            return state.down
+        }
+        guard was != down else { return }
+        if down {
+            self.logger.warning("database down: no server answers as the one to work with; requests are refused until one does")
+        } else {
+            self.logger.notice("database answers again", metadata: ["server": "\(self.server)"])
+        }
+    }
+
+    /// Notes an error of `pool`'s requests: a server that refused a write as read-only is replaced by the watch.
+    private func notice(_ error: any Error, from pool: Pool) {
+        guard Self.isReadOnlyRefusal(error) else { return }
+        self.state.withLock { $0.refusedAsReadOnly = pool.generation }
+    }
+
+    private static func isReadOnlyRefusal(_ error: any Error) -> Bool {
+        switch error {
+        case let error as PSQLError: error.serverInfo?[.sqlState] == "25006"
+        case let error as PostgresTransactionError:
+            [error.closureError, error.beginError, error.commitError].contains { $0.map(Self.isReadOnlyRefusal) ?? false }
+        default: false
+        }
+    }
+}
+
+extension Database {
+    /// Runs `query` on a connection of the current server's pool, as `PostgresClient.query` does.
+    @discardableResult
+    public func query(_ query: PostgresQuery, logger: Logger? = nil, file: String = #fileID, line: Int = #line) async throws -> PostgresRowSequence {
+        let pool = self.current
+        do {
+            return try await pool.client.query(query, logger: logger, file: file, line: line)
+        } catch {
+            self.notice(error, from: pool)
+            throw error
+        }
+    }
+
+    /// Runs a prepared statement on a connection of the current server's pool, as `PostgresClient.execute` does.
+    public func execute<Statement: PostgresPreparedStatement, Row>(
+        _ statement: Statement, logger: Logger? = nil, file: String = #fileID, line: Int = #line
+    ) async throws -> AsyncThrowingMapSequence<PostgresRowSequence, Row> where Row == Statement.Row {
+        let pool = self.current
+        do {
+            return try await pool.client.execute(statement, logger: logger, file: file, line: line)
+        } catch {
+            self.notice(error, from: pool)
+            throw error
+        }
+    }
+
+    /// Lends `closure` a connection of the current server's pool, as `PostgresClient.withConnection` does.
+    public func withConnection<Result>(
+        isolation: isolated (any Actor)? = #isolation, _ closure: (PostgresConnection) async throws -> sending Result
+    ) async throws -> sending Result {
+        let pool = self.current
+        do {
+            return try await pool.client.withConnection(isolation: isolation, closure)
+        } catch {
+            self.notice(error, from: pool)
+            throw error
+        }
+    }
+
+    /// Runs `closure` in a transaction on a connection of the current server's pool, as `PostgresClient.withTransaction`
+    /// does.
+    public func withTransaction<Result>(
+        logger: Logger, file: String = #file, line: Int = #line, isolation: isolated (any Actor)? = #isolation,
+        _ closure: (PostgresConnection) async throws -> sending Result
+    ) async throws -> sending Result {
+        let pool = self.current
+        do {
+            return try await pool.client.withTransaction(logger: logger, file: file, line: line, isolation: isolation, closure)
+        } catch {
+            self.notice(error, from: pool)
+            throw error
+        }
+    }
+}
