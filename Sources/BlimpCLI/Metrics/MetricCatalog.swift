@@ -29,7 +29,8 @@ enum MetricCatalog {
         // Both
         "blimp_db_connections": "PostgreSQL connections open or being opened, by pool (api, janitor, worker).",
         "blimp_db_connections_max": "PostgreSQL connections the pool may open: at this, requests wait for a connection.",
-        "blimp_database_up": "1 while the api process's watch finds the database answering, 0 while it does not (API requests are then refused with 503).",
+        "blimp_database_up": "1 while the pool's server answers as the one to work with (target_session_attrs), 0 while no server of DATABASE_URL does (API requests are then refused with 503).",
+        "blimp_database_switches_total": "Times the pool's requests were given a new client: to another server of DATABASE_URL (a failover), or to the same name after it refused a write as read-only.",
     ]
 
     /// What Hummingbird records and Blimp does not export: errors that no middleware answered (Blimp answers every

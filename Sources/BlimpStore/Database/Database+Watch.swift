@@ -34,7 +34,7 @@ extension Database {
             default:
                 // Requests waiting for a connection to a server that went away fail now, with a 503, instead of at
                 // their deadline: a new client, to the same server until another is found, takes their place.
-                if answer == .silent, !self.isDown { self.replace(pool, with: pool.endpoint, grace: .zero) }
+                if answer == .silent, !self.isDown { self.dropConnections(of: pool) }
                 if answer != .fits { self.record(down: true) }
                 try? await connection?.close()
                 connection = nil

@@ -120,11 +120,24 @@ public final class Database: Service, Sendable {
     }
 
     /// Gives the requests a client to `endpoint`, replacing `old` unless another replaced it already. The old client
-    /// closes after `grace`: the requests it has in flight may finish meanwhile, and those still waiting for one of
-    /// its connections then fail (the store's deadline by default; none for a server that went away, whose
-    /// connections are not coming).
-    func replace(_ old: Pool, with endpoint: DatabaseURL.Endpoint, grace: Duration = StoreError.deadline) {
-        let replaced: Bool = self.state.withLock { state in
+    /// closes after the store's deadline: the requests it has in flight may finish meanwhile.
+    func replace(_ old: Pool, with endpoint: DatabaseURL.Endpoint) {
+        guard self.install(endpoint, replacing: old, grace: StoreError.deadline) else { return }
+        self.switches.increment()
+        self.logger.notice("database: requests go to \(endpoint) now", metadata: ["previous": "\(old.endpoint)"])
+    }
+
+    /// Closes `old`'s client at once, with a new one to the same server in its place: requests waiting for a
+    /// connection to a server that went away fail now (a 503) instead of at their deadline.
+    func dropConnections(of old: Pool) {
+        guard self.install(old.endpoint, replacing: old, grace: .zero) else { return }
+        self.logger.info("database: connections to a server that went away dropped", metadata: ["server": "\(old.endpoint)"])
+    }
+
+    /// Makes a client to `endpoint` the current one unless `old` was replaced already, and has `old`'s close after
+    /// `grace`; whether it did.
+    private func install(_ endpoint: DatabaseURL.Endpoint, replacing old: Pool, grace: Duration) -> Bool {
+        let installed: Bool = self.state.withLock { state in
             guard state.pool.generation == old.generation else { return false }
             state.pool = Self.pool(
                 to: endpoint, generation: old.generation + 1, configuration: self.makeConfiguration, name: self.name, logger: self.logger)
@@ -132,10 +145,8 @@ public final class Database: Service, Sendable {
             self.opened.yield(state.pool)
             return true
         }
-        guard replaced else { return }
-        old.retire.yield(grace)
-        self.switches.increment()
-        self.logger.notice("database: requests go to \(endpoint) now", metadata: ["previous": "\(old.endpoint)"])
+        if installed { old.retire.yield(grace) }
+        return installed
     }
 
     /// Records whether a server to work with answers, logging the change.
