@@ -58,8 +58,8 @@ import Glibc
             let newPrimary = deployment.standby
             try await deployment.expectEverythingDelivered(on: newPrimary, fanOut: fanOutID)
             let channels = load.registered.withLock { $0 }
-            let found = try await newPrimary.query(
-                "SELECT count(*) FROM channels WHERE channel_id IN (\(channels.map { "'\($0)'" }.joined(separator: ",")))")
+            try await deployment.table("registered", of: channels, on: newPrimary)
+            let found = try await newPrimary.query("SELECT count(*) FROM channels WHERE channel_id IN (SELECT id FROM registered)")
             #expect(!channels.isEmpty && found == ["\(channels.count)"], "\(channels.count) registrations answered, \(found) on the new primary")
             try await deployment.expectCleanExits()
         }
@@ -199,12 +199,8 @@ final class FailoverDeployment: @unchecked Sendable {
     /// batches in flight at the crash (one per claim loop of each worker) again.
     func expectEverythingDelivered(on server: PostgresServer, fanOut: String?) async throws {
         let accepted = self.load.acceptedIDs
-        // The ids in a table: thousands would not fit one psql argument.
-        let file = self.folder.appendingPathComponent("accepted.txt")
-        try accepted.joined(separator: "\n").write(to: file, atomically: true, encoding: .utf8)
-        _ = try await server.query("DROP TABLE IF EXISTS accepted; CREATE TABLE accepted (push_id uuid PRIMARY KEY)")
-        _ = try await server.query("\\copy accepted FROM '\(file.path)'")
-        let ids = "SELECT push_id FROM accepted"
+        try await self.table("accepted", of: accepted, on: server)
+        let ids = "SELECT id FROM accepted"
         var states: [String] = []
         for _ in 0..<1200 {
             states = try await server.query("SELECT state || ' ' || count(*) FROM pushes WHERE push_id IN (\(ids)) GROUP BY state ORDER BY state")
@@ -231,6 +227,14 @@ final class FailoverDeployment: @unchecked Sendable {
         #expect(twice == ["0"])
         let sent = try #require(try counter("accepted", await get("http://127.0.0.1:\(self.simulatorAdminPort)/counters").1))
         #expect(sent >= recorded && sent - recorded <= 2 * 4 * FailoverTests.batchSize, "APNs accepted \(sent), \(recorded) recorded")
+    }
+
+    /// A table `name` of `ids` (a `uuid` column `id`) on `server`: thousands of ids would not fit one psql argument.
+    func table(_ name: String, of ids: [String], on server: PostgresServer) async throws {
+        let file = self.folder.appendingPathComponent("\(name).txt")
+        try ids.joined(separator: "\n").write(to: file, atomically: true, encoding: .utf8)
+        _ = try await server.query("DROP TABLE IF EXISTS \(name); CREATE TABLE \(name) (id uuid PRIMARY KEY)")
+        _ = try await server.query("\\copy \(name) FROM '\(file.path)'")
     }
 
     /// Every process stops on SIGTERM with status 0.

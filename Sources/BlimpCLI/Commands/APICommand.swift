@@ -32,7 +32,7 @@ struct APICommand: AsyncParsableCommand {
             logger.notice(
                 "DATABASE_URL goes through a transaction pooler and DATABASE_DIRECT_URL is unset: the janitor's deletes run under the role's statement_timeout")
         }
-        let services = try self.listen.buildAPI(
+        let services = try await self.listen.buildAPI(
             database: url, janitor: janitorURL, serverKey: serverKey, limits: self.limits.limits, retention: self.retention,
             apns: try APNsEndpointSetting.resolve(), logger: logger)
         try await runServices([tracing].compactMap { $0 } + services.all + services.metrics(metrics, logger: logger), logger: logger)
@@ -72,12 +72,13 @@ extension ListenOptions {
     func buildAPI(
         database url: DatabaseURL, janitor janitorURL: DatabaseURL? = nil, serverKey: ServerKey, limits: APILimits,
         retention options: RetentionOptions, apns: APNsEndpointSettings, logger: Logger
-    ) throws -> APIServices {
+    ) async throws -> APIServices {
         let retention = try options.policy()
         // Statements of the API's requests end with their request; the janitor's long deletes have connections of
         // their own, without that limit.
-        let database = Database(url: url, pool: "api", statementTimeout: limits.requestTimeout, logger: logger)
-        let janitorDatabase = Database(url: janitorURL ?? url, pool: "janitor", statementTimeout: .zero, maximumConnections: 1, logger: logger)
+        let database = await Database.connecting(to: url, pool: "api", statementTimeout: limits.requestTimeout, logger: logger)
+        let janitorDatabase = await Database.connecting(
+            to: janitorURL ?? url, pool: "janitor", statementTimeout: .zero, maximumConnections: 1, logger: logger)
         let broadcast = try APNsBroadcastClient(endpoint: apns, logger: logger)
         var configuration = APIConfiguration(
             serverKey: serverKey, publicURL: self.publicURL, limits: limits, retention: retention, broadcastChannels: broadcast)

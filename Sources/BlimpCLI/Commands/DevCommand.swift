@@ -45,7 +45,7 @@ struct DevCommand: AsyncParsableCommand {
         let applied = try await url.withDatabase(logger: logger) { try await Schema.apply(to: $0, logger: migrator) }
         logger.info("schema ready", metadata: ["version": "\(Schema.latestVersion)", "applied": "\(applied.count)"])
 
-        var services = try self.listen.buildAPI(
+        var services = try await self.listen.buildAPI(
             database: url, serverKey: serverKey, limits: self.limits.limits, retention: self.retention, apns: apns, logger: logger)
         let database = services.database
         // Runs once the database client is up, before the API listens.

@@ -42,8 +42,8 @@ struct WorkerCommand: AsyncParsableCommand {
         let url = try self.database.resolve()
         // A statement the worker gave up on (StoreError.deadline) is cancelled by PostgreSQL too: left running, a claim
         // holds its rows' locks and keeps vacuum from the queue's dead entries, which slows every later claim.
-        let database = Database(url: url, pool: "worker", statementTimeout: StoreError.deadline, logger: logger)
-        let (listening, listener) = try self.listening(beside: url, logger: logger)
+        let database = await Database.connecting(to: url, pool: "worker", statementTimeout: StoreError.deadline, logger: logger)
+        let (listening, listener) = try await self.listening(beside: url, logger: logger)
         let apns = try APNsEndpointSetting.resolve()
         let broadcast = try APNsBroadcastClient(endpoint: apns, logger: logger)
         let serverKey = try ServerKeySetting.resolve()
@@ -70,13 +70,13 @@ struct WorkerCommand: AsyncParsableCommand {
 
     /// Where the worker LISTENs: on its database unless `url` goes through a transaction pooler, then on a client of
     /// its own for the direct URL (returned, to be run), else nowhere.
-    private func listening(beside url: DatabaseURL, logger: Logger) throws -> (Worker.Listening, Database?) {
+    private func listening(beside url: DatabaseURL, logger: Logger) async throws -> (Worker.Listening, Database?) {
         guard url.pooled else { return (.onDatabase, nil) }
         guard let direct = try self.direct.sessionURL(beside: url) else {
             logger.notice("DATABASE_URL goes through a transaction pooler and DATABASE_DIRECT_URL is unset: no LISTEN, new pushes wait for the poll")
             return (.off, nil)
         }
-        let listener = Database(url: direct, pool: "listener", maximumConnections: 1, logger: logger)
+        let listener = await Database.connecting(to: direct, pool: "listener", maximumConnections: 1, logger: logger)
         return (.on(listener), listener)
     }
 

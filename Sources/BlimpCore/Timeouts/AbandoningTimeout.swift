@@ -28,7 +28,7 @@ public func withAbandoningTimeout<T: Sendable>(
                     outcome.finish(.failure(error))
                 }
             }
-            let deadline = DeadlineWatch.shared.add(ContinuousClock.now + duration) {
+            let deadline = DeadlineWatch.shared.add(ContinuousClock.now + duration, abandonable: true) {
                 if outcome.finish(.failure(TimeoutError(duration: duration))) { work.cancel() }
             }
             outcome.whenFinished {
@@ -39,6 +39,13 @@ public func withAbandoningTimeout<T: Sendable>(
     } onCancel: {
         outcome.finish(.failure(CancellationError()))
     }
+}
+
+/// Gives up every operation under ``withAbandoningTimeout(_:_:)`` now, as if its deadline had passed: for when what
+/// they wait on is known to be gone (the database server a pool used went away), so that their callers learn it at
+/// once instead of at their deadlines. An operation that would have finished is then retried, as after any timeout.
+public func abandonOperationsInFlight() {
+    DeadlineWatch.shared.fireAbandonable()
 }
 
 /// The first of the operation's result, its deadline and the caller's cancellation, delivered once.

@@ -77,6 +77,18 @@ public final class Database: Service, Sendable {
         self.switches.increment(by: 0)
     }
 
+    /// A database on `url`'s servers, starting with the first that fits, or with the first of the URL when none does
+    /// yet (the watch goes on looking), so that no request goes to a standby listed first while the watch's first
+    /// round is under way. A process waits at most the URL's `connect_timeout` for each host that does not answer.
+    public static func connecting(
+        to url: DatabaseURL, pool name: String, statementTimeout: Duration? = nil, maximumConnections: Int? = nil, logger: Logger
+    ) async -> Database {
+        let endpoint = try? await url.checkReachable(logger: logger)
+        return Database(
+            url: url, pool: name, statementTimeout: statementTimeout, maximumConnections: maximumConnections, startingAt: endpoint,
+            logger: logger)
+    }
+
     private static func pool(
         to endpoint: DatabaseURL.Endpoint, generation: Int, configuration: (DatabaseURL.Endpoint) -> PostgresClient.Configuration,
         name: String, logger: Logger
@@ -127,10 +139,13 @@ public final class Database: Service, Sendable {
         self.logger.notice("database: requests go to \(endpoint) now", metadata: ["previous": "\(old.endpoint)"])
     }
 
-    /// Closes `old`'s client at once, with a new one to the same server in its place: requests waiting for a
-    /// connection to a server that went away fail now (a 503) instead of at their deadline.
+    /// Closes `old`'s client at once, with a new one to the same server in its place, and gives up the store operations
+    /// in flight: requests waiting for a connection to a server that went away, or for an answer on one (postgres-nio
+    /// may never complete a query written to a connection the server closed), fail now (a 503) instead of at their
+    /// deadline.
     func dropConnections(of old: Pool) {
         guard self.install(old.endpoint, replacing: old, grace: .zero) else { return }
+        abandonOperationsInFlight()
         self.logger.info("database: connections to a server that went away dropped", metadata: ["server": "\(old.endpoint)"])
     }
 
