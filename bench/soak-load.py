@@ -1,4 +1,5 @@
-"""The clients of bench/soak.sh, one kind a process: `python3 bench/soak-load.py KIND PORT APP_KEY MASTER_SECRET ...`.
+"""The clients of bench/soak.sh, one kind a process: `python3 bench/soak-load.py PORT APP_KEY MASTER_SECRET KIND ...`,
+PORT being the api's.
 
   pushes SECONDS RATE NAMES PER_NAME   Live Activity updates, each to one seeded channel ({"ios_channel": id}), RATE a
                                        second; prints "status push_id attempts" for each push once finally answered
@@ -273,7 +274,7 @@ def webhook(hook_port, status_file):
 
 
 def main():
-    kind, port, app_key, master_secret, args = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5:]
+    port, app_key, master_secret, kind, args = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:]
     api = API(port, app_key, master_secret)
     if kind == "pushes":
         pushes(api, float(args[0]), float(args[1]), int(args[2]), int(args[3]))

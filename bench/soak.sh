@@ -3,8 +3,8 @@
 # primary (fsync on) with a synchronous streaming standby (`pg_basebackup -R -X stream`, on another loopback port,
 # `synchronous_standby_names = '*'` on the primary), DATABASE_URL naming both (target_session_attrs=read-write), under
 # a load that runs the whole time:
-#   - registrations: `blimp simulate-devices`, each device tracking "name-0" (started again whenever a failed request
-#     stops it);
+#   - registrations: `blimp simulate-devices` processes, each registering one device at a time (ten a second), each
+#     device tracking "name-0" (a process stopped by a failed request is started again);
 #   - per-user pushes: Live Activity updates, each to one channel ({"ios_channel": id}) of the NAMES × PER_NAME seeded
 #     activities, PUSHES a second;
 #   - fan-outs: an update to "all" of one seeded name (the names in turn: PER_NAME activities, and name-0's grow with
@@ -53,17 +53,28 @@ bin=$(postgres_bindir)
 standby="$work/standby"
 forget() { local kept=() pid; for pid in "${pids[@]}"; do [ "$pid" = "$1" ] || kept+=("$pid"); done; pids=("${kept[@]}"); }
 trap 'for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; stop_cluster "$standby"; cleanup' EXIT
-primary_url=$DATABASE_URL
-primary_port=$(sed -n 4p "$work/pg/postmaster.pid")
+# The primary's own settings (bench/setup.sh's CLUSTER_SETTINGS), which the standby is started with too: a hot
+# standby needs max_connections as high.
+settings=$(psql -tAX "$DATABASE_URL" -c "SELECT string_agg(format('-c %s=%s', name, setting), ' ') FROM pg_settings
+    WHERE source = 'command line' AND name NOT IN ('port', 'listen_addresses', 'unix_socket_directories')")
+# Both servers on ports outside 54320-54999, where scripts/postgres.sh looks for free ones: once the primary is
+# stopped, a cluster started meanwhile by another script must not take its port, where DATABASE_URL would find it.
+while read -r primary_port standby_port < <(loopback_ports 2); do
+    ((primary_port < 54320 || primary_port > 54999)) && ((standby_port < 54320 || standby_port > 54999)) && break
+done
+pg_start() {
+    as_cluster_owner "$bin/pg_ctl" -D "$1" -l "$1/server.log" -w -s start \
+        -o "-p $2 -k $1 -c listen_addresses=127.0.0.1 $settings" || { tail -n 20 "$1/server.log" >&2; exit 1; }
+}
+as_cluster_owner "$bin/pg_ctl" -D "$work/pg" -w -s -m fast stop
+pg_start "$work/pg" "$primary_port"
+primary_url="postgres://blimp@127.0.0.1:$primary_port/blimp"
 mkdir -m 700 "$standby"
 [ "$(id -u)" = 0 ] && chown postgres:postgres "$standby"
-as_cluster_owner "$bin/pg_basebackup" -h 127.0.0.1 -p "$primary_port" -U blimp -D "$standby" -R -X stream
-# The primary's own settings (bench/setup.sh's CLUSTER_SETTINGS): a hot standby needs max_connections as high.
-settings=$(psql -tAX "$primary_url" -c "SELECT string_agg(format('-c %s=%s', name, setting), ' ') FROM pg_settings
-    WHERE source = 'command line' AND name NOT IN ('port', 'listen_addresses', 'unix_socket_directories')")
-standby_port=$(free_port)
-as_cluster_owner "$bin/pg_ctl" -D "$standby" -l "$standby/server.log" -w -s start \
-    -o "-p $standby_port -k $standby -c listen_addresses=127.0.0.1 $settings" || { tail -n 20 "$standby/server.log" >&2; exit 1; }
+# (It skips the primary's socket file, which lives in its folder, saying so: that warning is dropped.)
+as_cluster_owner "$bin/pg_basebackup" -h 127.0.0.1 -p "$primary_port" -U blimp -D "$standby" -R -X stream 2>&1 |
+    { grep -v 'skipping special file' >&2 || true; }
+pg_start "$standby" "$standby_port"
 # Synchronous on the primary only: the standby, once promoted, has no standby to wait for.
 psql -qtAX "$primary_url" -c "ALTER SYSTEM SET synchronous_standby_names = '*'" -c "SELECT pg_reload_conf()" >/dev/null
 for _ in $(seq 100); do
@@ -95,26 +106,28 @@ VACUUM ANALYZE;
 SQL
 
 echo "soak: $minutes min, $registrations registrations/s, $pushes per-user pushes/s and a fan-out every 30 s over $names names of $per_name activities; $postgres_line, a synchronous standby"
-load() { python3 bench/soak-load.py "$1" "$api_port" "$app_key" "$master_secret" "${@:2}"; }
+client=(python3 bench/soak-load.py "$api_port" "$app_key" "$master_secret")
 
 # The webhook endpoint, then its registration; the event stream from the earliest event.
-load webhook "$hook_port" "$work/webhook.json" 2>>"$work/load.log" &
+"${client[@]}" webhook "$hook_port" "$work/webhook.json" 2>>"$work/load.log" &
 pids+=($!)
 wait_for_port "$hook_port"
 events_before=$(psql -tAq "$DATABASE_URL" -c "SELECT count(*) FROM events WHERE app_id = 1")
 curl -sf -u "$app_key:$master_secret" -H 'Accept: application/vnd.urbanairship+json; version=3' \
     "http://127.0.0.1:$api_port/api/webhooks" -d '{"url": "http://127.0.0.1:'"$hook_port"'/hooks"}' >/dev/null
-load events "$work/events.json" 2>>"$work/load.log" &
+"${client[@]}" events "$work/events.json" 2>>"$work/load.log" &
 pids+=($!)
 
-# Registrations for the whole run: simulate-devices stops at its first failed request (a 503 while the api restarts
-# or the database fails over), so it is started again, for the time left, until the end.
+# Registrations for the whole run, from processes of `blimp simulate-devices` registering one device at a time, ten a
+# second each: a failed request (a 503 while the api restarts or the database fails over) stops one, which is started
+# again for the time left. (With several devices at a time, the others would go on after a failure unpaced until
+# each failed or all were registered.)
 register() {
-    local end=$(($(date +%s) + seconds)) child= left status
+    local rate=$1 end=$(($(date +%s) + seconds)) child= left status
     trap 'kill $child 2>/dev/null; exit 0' TERM
     while left=$((end - $(date +%s))) && ((left > 0)); do
         BLIMP_APP_SECRET=$app_secret "$blimp" simulate-devices --url "http://127.0.0.1:$api_port" --app-key "$app_key" \
-            --count $((registrations * left)) --rate "$registrations" --concurrency 16 --activity-name name-0 >>"$work/devices.log" 2>&1 &
+            --count $((rate * left)) --rate "$rate" --concurrency 1 --activity-name name-0 >>"$work/devices.log" 2>&1 &
         child=$!
         status=0
         wait "$child" || status=$?
@@ -122,17 +135,20 @@ register() {
         sleep 1
     done
 }
-register &
-devices=$!
-pids+=($devices)
+registrars=()
+for ((left = registrations; left > 0; left -= 10)); do
+    register $((left < 10 ? left : 10)) &
+    registrars+=($!)
+done
+pids+=("${registrars[@]}")
 
-load pushes "$seconds" "$pushes" "$names" "$per_name" >"$work/pushes.log" 2>>"$work/load.log" &
+"${client[@]}" pushes "$seconds" "$pushes" "$names" "$per_name" >"$work/pushes.log" 2>>"$work/load.log" &
 clients=($!)
-load fanouts "$seconds" 30 "$names" >"$work/fanouts.log" 2>>"$work/load.log" &
+"${client[@]}" fanouts "$seconds" 30 "$names" >"$work/fanouts.log" 2>>"$work/load.log" &
 clients+=($!)
-load schedules "$seconds" 60 "$names" >"$work/schedules.log" 2>>"$work/load.log" &
+"${client[@]}" schedules "$seconds" 60 "$names" >"$work/schedules.log" 2>>"$work/load.log" &
 clients+=($!)
-load console "$seconds" 5 "$work/console.json" 2>>"$work/load.log" &
+"${client[@]}" console "$seconds" 5 "$work/console.json" 2>>"$work/load.log" &
 clients+=($!)
 pids+=("${clients[@]}")
 
@@ -213,9 +229,11 @@ for step in "${plan[@]}"; do
 done
 
 wait "${clients[@]}" || true
-kill "$devices" 2>/dev/null || true
-wait "$devices" 2>/dev/null || true
-forget "$devices"
+for pid in "${registrars[@]}"; do
+    kill "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+    forget "$pid"
+done
 sample
 
 # Every push finished and every schedule fired (or five minutes passed). The ids go in tables: thousands of them
@@ -303,13 +321,18 @@ if events.get("last_error"):
 print(f"webhook: {hook.get('deliveries', 0)} deliveries, {hook.get('events', 0)} events of the {db_events - before} committed "
       f"after it was created, {hook.get('repeated_batches', 0)} batches ({hook.get('repeated_events', 0)} events) delivered again")
 PY
-psql -tAq "$DATABASE_URL" -c "SELECT format('  Blimp: %s events delivered, enabled %s, %s failed attempts in a row, last status %s, last error %s',
-    delivered_events, enabled, attempts, last_status, coalesce(last_error, 'none')) FROM webhooks"
+curl -s -u "$app_key:$master_secret" -H 'Accept: application/vnd.urbanairship+json; version=3' "http://127.0.0.1:$api_port/api/webhooks" |
+    python3 -c 'import json, sys
+for w in json.load(sys.stdin)["webhooks"]:
+    print("  Blimp: {delivered_events} events delivered, {backlog_events} in its backlog, enabled {enabled}, {failed_attempts} failed "
+          "attempts in a row, last status {last_status}, last error {last_error}".format(**{k: w.get(k) for k in
+          ("delivered_events", "backlog_events", "enabled", "failed_attempts", "last_status", "last_error")}))'
 echo "warnings and errors in the logs (the most frequent of each):"
 for log in api w1 w2 apns-sim load; do
     [ -s "$work/$log.log" ] || continue
     echo "  $log: $(grep -c ' warning ' "$work/$log.log" || true) warnings, $(grep -cE ' (error|critical) ' "$work/$log.log" || true) errors"
-    grep -E ' (warning|error|critical) |Error|Traceback' "$work/$log.log" | sed -E 's/^[0-9T:+-]+ //; s/[0-9a-f-]{36}/ID/g; s/[0-9]+/N/g' |
+    grep -E ' (warning|error|critical) |Error|Traceback' "$work/$log.log" |
+        sed -E 's/^[0-9T:+-]+ //; s/(app\.key|hb\.request\.id|push\.id|psql_connection_id)=[^ ]+ //g; s/[0-9]+/N/g' |
         cut -c1-200 | sort | uniq -c | sort -rn | head -n 3 | sed 's/^/    /' || true
 done
 
@@ -340,6 +363,7 @@ echo "memory chart: $plot"
 if [ -n "${SOAK_KEEP:-}" ]; then
     mkdir -p "$SOAK_KEEP"
     cp "$work"/*.log "$work"/*.txt "$work"/*.json "$SOAK_KEEP"/ 2>/dev/null || true
+    cp "$work/pg/server.log" "$SOAK_KEEP/primary.log" 2>/dev/null || true
     cp "$standby/server.log" "$SOAK_KEEP/standby.log" 2>/dev/null || true
     echo "logs and samples: $SOAK_KEEP"
 fi
