@@ -12,7 +12,8 @@ import Synchronization
 /// not. A task group would wait for it forever; here the caller is freed and only the stuck task is left behind.
 ///
 /// Deadlines are checked by one shared watch every tenth of a second, not a timer each: every store operation passes
-/// through here, tens of thousands a second.
+/// through here, tens of thousands a second. What the operation waits on may give it up sooner through
+/// ``Abandonment/current`` (the caller then throws ``Abandoned``).
 public func withAbandoningTimeout<T: Sendable>(
     _ duration: Duration,
     _ operation: @escaping @Sendable () async throws -> T
@@ -23,12 +24,15 @@ public func withAbandoningTimeout<T: Sendable>(
             outcome.wait(with: continuation)
             let work = Task {
                 do {
-                    outcome.finish(.success(try await operation()))
+                    let value = try await Abandonment.$current.withValue(Abandonment { outcome.finish(.failure(Abandoned())) }) {
+                        try await operation()
+                    }
+                    outcome.finish(.success(value))
                 } catch {
                     outcome.finish(.failure(error))
                 }
             }
-            let deadline = DeadlineWatch.shared.add(ContinuousClock.now + duration, abandonable: true) {
+            let deadline = DeadlineWatch.shared.add(ContinuousClock.now + duration) {
                 if outcome.finish(.failure(TimeoutError(duration: duration))) { work.cancel() }
             }
             outcome.whenFinished {
@@ -39,13 +43,6 @@ public func withAbandoningTimeout<T: Sendable>(
     } onCancel: {
         outcome.finish(.failure(CancellationError()))
     }
-}
-
-/// Gives up every operation under ``withAbandoningTimeout(_:_:)`` now, as if its deadline had passed: for when what
-/// they wait on is known to be gone (the database server a pool used went away), so that their callers learn it at
-/// once instead of at their deadlines. An operation that would have finished is then retried, as after any timeout.
-public func abandonOperationsInFlight() {
-    DeadlineWatch.shared.fireAbandonable()
 }
 
 /// The first of the operation's result, its deadline and the caller's cancellation, delivered once.

@@ -7,19 +7,18 @@ final class DeadlineWatch: Sendable {
     static let tick: Duration = .milliseconds(100)
 
     private struct State {
-        var pending: [UInt64: (at: ContinuousClock.Instant, abandonable: Bool, fire: @Sendable () -> Void)] = [:]
+        var pending: [UInt64: (at: ContinuousClock.Instant, fire: @Sendable () -> Void)] = [:]
         var nextID: UInt64 = 0
         var watching = false
     }
 
     private let state = Mutex(State())
 
-    /// Calls `fire` once `deadline` has passed, unless removed before (or, when `abandonable`, at
-    /// ``fireAbandonable()``); the id to remove it by.
-    func add(_ deadline: ContinuousClock.Instant, abandonable: Bool = false, fire: @escaping @Sendable () -> Void) -> UInt64 {
+    /// Calls `fire` once `deadline` has passed, unless removed before; the id to remove it by.
+    func add(_ deadline: ContinuousClock.Instant, fire: @escaping @Sendable () -> Void) -> UInt64 {
         let (id, starts) = self.state.withLock { state in
             state.nextID += 1
-            state.pending[state.nextID] = (deadline, abandonable, fire)
+            state.pending[state.nextID] = (deadline, fire)
             defer { state.watching = true }
             return (state.nextID, !state.watching)
         }
@@ -29,16 +28,6 @@ final class DeadlineWatch: Sendable {
 
     func remove(_ id: UInt64) {
         _ = self.state.withLock { $0.pending.removeValue(forKey: id) }
-    }
-
-    /// Fires every abandonable deadline now, as if it had passed.
-    func fireAbandonable() {
-        let due = self.state.withLock { state in
-            let due = state.pending.filter { $0.value.abandonable }
-            for id in due.keys { state.pending.removeValue(forKey: id) }
-            return due.values.map(\.fire)
-        }
-        for fire in due { fire() }
     }
 
     /// Fires what is due every tick, until nothing is pending.

@@ -25,6 +25,8 @@ public final class Database: Service, Sendable {
         let client: PostgresClient
         let endpoint: DatabaseURL.Endpoint
         let generation: Int
+        /// The store operations waiting on the client.
+        let inFlight = InFlightOperations()
         /// Says, once a newer pool replaces this one, how long requests may still use it.
         let retired: AsyncStream<Duration>
         let retire: AsyncStream<Duration>.Continuation
@@ -140,12 +142,11 @@ public final class Database: Service, Sendable {
     }
 
     /// Closes `old`'s client at once, with a new one to the same server in its place, and gives up the store operations
-    /// in flight: requests waiting for a connection to a server that went away, or for an answer on one (postgres-nio
-    /// may never complete a query written to a connection the server closed), fail now (a 503) instead of at their
-    /// deadline.
+    /// waiting on it: requests waiting for a connection to a server that went away, or for an answer on one
+    /// (``InFlightOperations``), fail now (a 503) instead of at their deadline.
     func dropConnections(of old: Pool) {
         guard self.install(old.endpoint, replacing: old, grace: .zero) else { return }
-        abandonOperationsInFlight()
+        old.inFlight.abandonAll()
         self.logger.info("database: connections to a server that went away dropped", metadata: ["server": "\(old.endpoint)"])
     }
 
@@ -201,7 +202,7 @@ extension Database {
     public func query(_ query: PostgresQuery, logger: Logger? = nil, file: String = #fileID, line: Int = #line) async throws -> PostgresRowSequence {
         let pool = self.current
         do {
-            return try await pool.client.query(query, logger: logger, file: file, line: line)
+            return try await pool.inFlight.tracking { try await pool.client.query(query, logger: logger, file: file, line: line) }
         } catch {
             self.notice(error, from: pool)
             throw error
@@ -214,7 +215,7 @@ extension Database {
     ) async throws -> AsyncThrowingMapSequence<PostgresRowSequence, Row> where Row == Statement.Row {
         let pool = self.current
         do {
-            return try await pool.client.execute(statement, logger: logger, file: file, line: line)
+            return try await pool.inFlight.tracking { try await pool.client.execute(statement, logger: logger, file: file, line: line) }
         } catch {
             self.notice(error, from: pool)
             throw error
@@ -227,7 +228,7 @@ extension Database {
     ) async throws -> sending Result {
         let pool = self.current
         do {
-            return try await pool.client.withConnection(isolation: isolation, closure)
+            return try await pool.inFlight.tracking(isolation: isolation) { try await pool.client.withConnection(isolation: isolation, closure) }
         } catch {
             self.notice(error, from: pool)
             throw error
@@ -242,7 +243,9 @@ extension Database {
     ) async throws -> sending Result {
         let pool = self.current
         do {
-            return try await pool.client.withTransaction(logger: logger, file: file, line: line, isolation: isolation, closure)
+            return try await pool.inFlight.tracking(isolation: isolation) {
+                try await pool.client.withTransaction(logger: logger, file: file, line: line, isolation: isolation, closure)
+            }
         } catch {
             self.notice(error, from: pool)
             throw error

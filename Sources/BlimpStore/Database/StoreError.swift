@@ -76,6 +76,7 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
         case let error as PSQLError where error.serverInfo?[.sqlState] == "23505":
             duplicates[error.serverInfo?[.constraintName] ?? ""].map(StoreError.duplicate) ?? .database(reason: DatabaseError.reason(for: error))
         case let error as TimeoutError: .unavailable(reason: "no answer from the database: \(error)")
+        case let error as Abandoned: .unavailable(reason: "\(error)")
         case _ where Self.isUnavailable(error): .unavailable(reason: DatabaseError.reason(for: error))
         default: .database(reason: DatabaseError.reason(for: error))
         }

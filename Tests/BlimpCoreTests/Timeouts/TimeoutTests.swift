@@ -1,4 +1,5 @@
 import BlimpCore
+import Synchronization
 import Testing
 
 /// The two timeouts: one cancels its operation and waits for it to end, the other frees its caller whatever the
@@ -39,8 +40,30 @@ import Testing
         #expect(try await withAbandoningTimeout(.seconds(5)) { 42 } == 42)
     }
 
+    /// What an operation waits on gives it up through its abandonment (a pool whose server went away): the caller
+    /// throws `Abandoned` at once, long before the deadline; an operation over already is not affected.
+    @Test func anOperationIsGivenUpByWhatItWaitsOn() async throws {
+        let held = AbandonmentBox()
+        let waiting = Task { try await withAbandoningTimeout(.seconds(600)) { held.keep(Abandonment.current); await Self.never() } }
+        while held.value == nil { try await Task.sleep(for: .milliseconds(10)) }
+        held.value?()
+        await #expect(throws: Abandoned.self) { try await waiting.value }
+        #expect(Abandonment.current == nil)
+
+        let done = AbandonmentBox()
+        #expect(try await withAbandoningTimeout(.seconds(5)) { done.keep(Abandonment.current); return 42 } == 42)
+        done.value?()
+    }
+
     /// Suspends forever, whatever happens to its task.
     private static func never() async {
         await withCheckedContinuation { (_: CheckedContinuation<Void, Never>) in }
     }
+}
+
+/// An abandonment handed out of its operation.
+private final class AbandonmentBox: Sendable {
+    private let stored = Mutex<Abandonment?>(nil)
+    var value: Abandonment? { self.stored.withLock { $0 } }
+    func keep(_ abandonment: Abandonment?) { self.stored.withLock { $0 = abandonment } }
 }
