@@ -95,7 +95,9 @@ public final class Database: Service, Sendable {
         to endpoint: DatabaseURL.Endpoint, generation: Int, configuration: (DatabaseURL.Endpoint) -> PostgresClient.Configuration,
         name: String, logger: Logger
     ) -> Pool {
-        let client = PostgresClient(pool: name, configuration: configuration(endpoint), logger: logger)
+        var clientLogger = logger
+        clientLogger.handler = EarlyLeaseFilter(forwardingTo: logger.handler)
+        let client = PostgresClient(pool: name, configuration: configuration(endpoint), logger: clientLogger)
         let (retired, retire) = AsyncStream<Duration>.makeStream()
         return Pool(client: client, endpoint: endpoint, generation: generation, retired: retired, retire: retire)
     }
