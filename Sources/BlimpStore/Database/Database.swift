@@ -13,7 +13,8 @@ import Synchronization
 /// drop one, so no single client can follow a failover. A database keeps one client at a time, to one server, and
 /// watches that server on a connection of its own (``watch()``): when it finds it gone or read-only, or a request
 /// was refused as read-only (SQLSTATE 25006), it looks for the server to work with in the URL's order and gives the
-/// requests a new client to it. The old client is closed once the requests it had in flight are done.
+/// requests a new client to it. The old client is closed after the store's deadline, so that the requests it had in
+/// flight may finish, or at once when its server went away (what waited on it is then given up).
 public final class Database: Service, Sendable {
     /// How often the watch asks the current server whether it is still the one to work with.
     public static let interval: Duration = .milliseconds(500)
