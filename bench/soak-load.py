@@ -35,6 +35,16 @@ def write_status(path, status):
     os.replace(path + ".tmp", path)
 
 
+def keep_writing_status(path, status, lock):
+    """Writes `status` (under `lock`) to `path` every second, in a thread of its own, for the soak to read at the end."""
+    def writer():
+        while True:
+            with lock:
+                write_status(path, status)
+            time.sleep(1)
+    threading.Thread(target=writer, daemon=True).start()
+
+
 class API:
     def __init__(self, port, app_key, master_secret):
         self.port = port
@@ -187,12 +197,7 @@ def events(api, status_file):
     last = None
     lock = threading.Lock()
 
-    def writer():
-        while True:
-            with lock:
-                write_status(status_file, state)
-            time.sleep(1)
-    threading.Thread(target=writer, daemon=True).start()
+    keep_writing_status(status_file, state, lock)
     headers = dict(api.headers, Accept="application/vnd.urbanairship+x-ndjson; version=3")
     while True:
         body = {"resume_offset": str(last)} if last is not None else {"start": "EARLIEST"}
@@ -264,12 +269,7 @@ def webhook(hook_port, status_file):
         def log_message(self, *args):
             pass
 
-    def writer():
-        while True:
-            with lock:
-                write_status(status_file, state)
-            time.sleep(1)
-    threading.Thread(target=writer, daemon=True).start()
+    keep_writing_status(status_file, state, lock)
     ThreadingHTTPServer(("127.0.0.1", hook_port), Receiver).serve_forever()
 
 

@@ -96,9 +96,11 @@ public final class Database: Service, Sendable {
         to endpoint: DatabaseURL.Endpoint, generation: Int, configuration: (DatabaseURL.Endpoint) -> PostgresClient.Configuration,
         name: String, logger: Logger
     ) -> Pool {
-        var clientLogger = logger
-        clientLogger.handler = EarlyLeaseFilter(forwardingTo: logger.handler)
-        let client = PostgresClient(pool: name, configuration: configuration(endpoint), logger: clientLogger)
+        let configuration = configuration(endpoint)
+        var backgroundLogger = logger
+        backgroundLogger.handler = ClientBackgroundLog(
+            pool: name, maximum: configuration.options.maximumConnections, forwardingTo: logger.handler)
+        let client = PostgresClient(configuration: configuration, backgroundLogger: backgroundLogger)
         let (retired, retire) = AsyncStream<Duration>.makeStream()
         return Pool(client: client, endpoint: endpoint, generation: generation, retired: retired, retire: retire)
     }
