@@ -129,6 +129,16 @@ private func anyFreePort() -> Int {
     return Int(UInt16(bigEndian: address.sin_port))
 }
 
+/// Runs `body`, then `cleanup` whether `body` threw or not: a `defer` that can await. (A `Task` started in a `defer`
+/// runs later: after ``withTemporaryFolder(_:)`` has removed the folder of a server it was to stop, whose files it then
+/// leaves behind, with the server running.)
+func withCleanup<T>(_ body: () async throws -> T, cleanup: () async -> Void) async throws -> T {
+    let result: Result<T, any Error>
+    do { result = .success(try await body()) } catch { result = .failure(error) }
+    await cleanup()
+    return try result.get()
+}
+
 /// A temporary folder, removed when `body` returns.
 func withTemporaryFolder<T>(_ body: (URL) async throws -> T) async throws -> T {
     let folder = FileManager.default.temporaryDirectory.appendingPathComponent("blimp-test-\(UUID().uuidString)")

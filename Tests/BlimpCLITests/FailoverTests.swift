@@ -22,46 +22,49 @@ import Glibc
     @Test func aFailoverLosesNothingAccepted() async throws {
         try await withTemporaryFolder { folder in
             let deployment = try await FailoverDeployment.start(in: folder)
-            defer { Task { await deployment.stop() } }
-            let load = deployment.load
-            let senders = Task { try await load.run(pushers: 3, registrars: 1) }
-            try await load.waitForAccepted(20)
+            try await withCleanup {
+                let load = deployment.load
+                let senders = Task { try await load.run(pushers: 3, registrars: 1) }
+                try await load.waitForAccepted(20)
 
-            // A 20,000-token fan-out, its parts under way when the primary crashes.
-            let fanOut = Task { try await load.push(audience: #""all""#, name: "big", value: 1) }
-            let firstFanOutID = try await load.waitForFanOut()
-            for _ in 0..<600 {
-                let sent = try await deployment.primary.query("SELECT count(*) FROM delivery_outcomes WHERE push_id = '\(firstFanOutID)'")
-                if let count = Int(sent.first ?? ""), count >= 1_000 { break }
-                try await Task.sleep(for: .milliseconds(50))
+                // A 20,000-token fan-out, its parts under way when the primary crashes.
+                let fanOut = Task { try await load.push(audience: #""all""#, name: "big", value: 1) }
+                let firstFanOutID = try await load.waitForFanOut()
+                for _ in 0..<600 {
+                    let sent = try await deployment.primary.query("SELECT count(*) FROM delivery_outcomes WHERE push_id = '\(firstFanOutID)'")
+                    if let count = Int(sent.first ?? ""), count >= 1_000 { break }
+                    try await Task.sleep(for: .milliseconds(50))
+                }
+                let acceptedBefore = load.acceptedCount
+                await deployment.primary.crash()
+                try await Task.sleep(for: .seconds(1))  // a failover manager's detection
+                try await deployment.standby.promote()
+                let promoted = ContinuousClock.now
+
+                // Until the API has answered 202 again, and a hundred more since (at most two minutes: a busy machine).
+                try await load.waitForAccepted(after: promoted, 100, within: .seconds(120))
+                load.stop()
+                try await senders.value
+                let fanOutID = try await fanOut.value
+                #expect(fanOutID == firstFanOutID)
+                let firstAfter = load.firstAcceptance(after: promoted)
+                let statuses = load.statuses.withLock { $0 }
+                print("failover: \(acceptedBefore) pushes accepted before the crash, \(load.acceptedCount - acceptedBefore) after;",
+                    "first 202 \(firstAfter.map { "\($0)" } ?? "never") after the promotion; answers \(statuses)")
+                #expect(firstAfter.map { $0 < .seconds(30) } == true)
+                #expect(statuses.keys.allSatisfy { [200, 201, 202, 503].contains($0) }, "\(statuses)")
+                #expect((statuses[503] ?? 0) > 0, "nothing was refused during the failover: \(statuses)")
+
+                let newPrimary = deployment.standby
+                try await deployment.expectEverythingDelivered(on: newPrimary, fanOut: fanOutID)
+                let channels = load.registered.withLock { $0 }
+                try await deployment.table("registered", of: channels, on: newPrimary)
+                let found = try await newPrimary.query("SELECT count(*) FROM channels WHERE channel_id IN (SELECT id FROM registered)")
+                #expect(!channels.isEmpty && found == ["\(channels.count)"], "\(channels.count) registrations answered, \(found) on the new primary")
+                try await deployment.expectCleanExits()
+            } cleanup: {
+                await deployment.stop()
             }
-            let acceptedBefore = load.acceptedCount
-            await deployment.primary.crash()
-            try await Task.sleep(for: .seconds(1))  // a failover manager's detection
-            try await deployment.standby.promote()
-            let promoted = ContinuousClock.now
-
-            // Until the API has answered 202 again, and a hundred more since (at most two minutes: a busy machine).
-            try await load.waitForAccepted(after: promoted, 100, within: .seconds(120))
-            load.stop()
-            try await senders.value
-            let fanOutID = try await fanOut.value
-            #expect(fanOutID == firstFanOutID)
-            let firstAfter = load.firstAcceptance(after: promoted)
-            let statuses = load.statuses.withLock { $0 }
-            print("failover: \(acceptedBefore) pushes accepted before the crash, \(load.acceptedCount - acceptedBefore) after;",
-                "first 202 \(firstAfter.map { "\($0)" } ?? "never") after the promotion; answers \(statuses)")
-            #expect(firstAfter.map { $0 < .seconds(30) } == true)
-            #expect(statuses.keys.allSatisfy { [200, 201, 202, 503].contains($0) }, "\(statuses)")
-            #expect((statuses[503] ?? 0) > 0, "nothing was refused during the failover: \(statuses)")
-
-            let newPrimary = deployment.standby
-            try await deployment.expectEverythingDelivered(on: newPrimary, fanOut: fanOutID)
-            let channels = load.registered.withLock { $0 }
-            try await deployment.table("registered", of: channels, on: newPrimary)
-            let found = try await newPrimary.query("SELECT count(*) FROM channels WHERE channel_id IN (SELECT id FROM registered)")
-            #expect(!channels.isEmpty && found == ["\(channels.count)"], "\(channels.count) registrations answered, \(found) on the new primary")
-            try await deployment.expectCleanExits()
         }
     }
 
@@ -72,35 +75,40 @@ import Glibc
     @Test func aFormerPrimaryBackAsAStandbyIsNeverWrittenTo() async throws {
         try await withTemporaryFolder { folder in
             let deployment = try await FailoverDeployment.start(in: folder)
-            defer { Task { await deployment.stop() } }
-            await deployment.primary.crash()
-            try await deployment.standby.promote()
-            let load = deployment.load
-            let senders = Task { try await load.run(pushers: 2, registrars: 1) }
-            try await load.waitForAccepted(after: .now, 20, within: .seconds(120))
+            try await withCleanup {
+                await deployment.primary.crash()
+                try await deployment.standby.promote()
+                let load = deployment.load
+                let senders = Task { try await load.run(pushers: 2, registrars: 1) }
+                try await load.waitForAccepted(after: .now, 20, within: .seconds(120))
 
-            let former = try await PostgresServer.standby(of: deployment.standby, in: deployment.primary.folder, port: deployment.primary.port)
-            defer { Task { await former.stop() } }
-            #expect(try await former.isStandby)
-            let refusedBefore = load.statuses.withLock { $0[503] ?? 0 }
-            try await deployment.restartAPI()
-            try await deployment.restartWorker(0)
-            try await load.waitForAccepted(after: .now, 100, within: .seconds(120))
-            load.stop()
-            try await senders.value
+                let former = try await PostgresServer.standby(of: deployment.standby, in: deployment.primary.folder, port: deployment.primary.port)
+                try await withCleanup {
+                    #expect(try await former.isStandby)
+                    let refusedBefore = load.statuses.withLock { $0[503] ?? 0 }
+                    try await deployment.restartAPI()
+                    try await deployment.restartWorker(0)
+                    try await load.waitForAccepted(after: .now, 100, within: .seconds(120))
+                    load.stop()
+                    try await senders.value
 
-            let statuses = load.statuses.withLock { $0 }
-            print("former primary back as a standby: \(load.acceptedCount) pushes accepted; answers \(statuses)")
-            // The api's restart refuses connections for a moment (answers 0), never with a 503.
-            #expect(statuses[503] ?? 0 == refusedBefore, "\(statuses)")
-            #expect(statuses.keys.allSatisfy { [0, 200, 201, 202, 503].contains($0) }, "\(statuses)")
-            try await deployment.expectEverythingDelivered(on: deployment.standby, fanOut: nil)
-            try await deployment.standby.waitForStandbyToCatchUp()
-            let counts = "SELECT (SELECT count(*) FROM pushes) || ' ' || (SELECT count(*) FROM channels)"
-            #expect(try await former.query(counts) == (try await deployment.standby.query(counts)))
-            #expect(try await former.isStandby)
-            try await deployment.expectCleanExits()
-            await former.stop()
+                    let statuses = load.statuses.withLock { $0 }
+                    print("former primary back as a standby: \(load.acceptedCount) pushes accepted; answers \(statuses)")
+                    // The api's restart refuses connections for a moment (answers 0), never with a 503.
+                    #expect(statuses[503] ?? 0 == refusedBefore, "\(statuses)")
+                    #expect(statuses.keys.allSatisfy { [0, 200, 201, 202, 503].contains($0) }, "\(statuses)")
+                    try await deployment.expectEverythingDelivered(on: deployment.standby, fanOut: nil)
+                    try await deployment.standby.waitForStandbyToCatchUp()
+                    let counts = "SELECT (SELECT count(*) FROM pushes) || ' ' || (SELECT count(*) FROM channels)"
+                    #expect(try await former.query(counts) == (try await deployment.standby.query(counts)))
+                    #expect(try await former.isStandby)
+                    try await deployment.expectCleanExits()
+                } cleanup: {
+                    await former.stop()
+                }
+            } cleanup: {
+                await deployment.stop()
+            }
         }
     }
 }
