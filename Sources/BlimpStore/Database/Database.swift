@@ -205,39 +205,21 @@ extension Database {
     /// Runs `query` on a connection of the current server's pool, as `PostgresClient.query` does.
     @discardableResult
     public func query(_ query: PostgresQuery, logger: Logger? = nil, file: String = #fileID, line: Int = #line) async throws -> PostgresRowSequence {
-        let pool = self.current
-        do {
-            return try await pool.inFlight.tracking { try await pool.client.query(query, logger: logger, file: file, line: line) }
-        } catch {
-            self.notice(error, from: pool)
-            throw error
-        }
+        try await self.onCurrentPool { try await $0.query(query, logger: logger, file: file, line: line) }
     }
 
     /// Runs a prepared statement on a connection of the current server's pool, as `PostgresClient.execute` does.
     public func execute<Statement: PostgresPreparedStatement, Row>(
         _ statement: Statement, logger: Logger? = nil, file: String = #fileID, line: Int = #line
     ) async throws -> AsyncThrowingMapSequence<PostgresRowSequence, Row> where Row == Statement.Row {
-        let pool = self.current
-        do {
-            return try await pool.inFlight.tracking { try await pool.client.execute(statement, logger: logger, file: file, line: line) }
-        } catch {
-            self.notice(error, from: pool)
-            throw error
-        }
+        try await self.onCurrentPool { try await $0.execute(statement, logger: logger, file: file, line: line) }
     }
 
     /// Lends `closure` a connection of the current server's pool, as `PostgresClient.withConnection` does.
     public func withConnection<Result>(
         isolation: isolated (any Actor)? = #isolation, _ closure: (PostgresConnection) async throws -> sending Result
     ) async throws -> sending Result {
-        let pool = self.current
-        do {
-            return try await pool.inFlight.tracking(isolation: isolation) { try await pool.client.withConnection(isolation: isolation, closure) }
-        } catch {
-            self.notice(error, from: pool)
-            throw error
-        }
+        try await self.onCurrentPool(isolation: isolation) { try await $0.withConnection(isolation: isolation, closure) }
     }
 
     /// Runs `closure` in a transaction on a connection of the current server's pool, as `PostgresClient.withTransaction`
@@ -246,11 +228,19 @@ extension Database {
         logger: Logger, file: String = #file, line: Int = #line, isolation: isolated (any Actor)? = #isolation,
         _ closure: (PostgresConnection) async throws -> sending Result
     ) async throws -> sending Result {
+        try await self.onCurrentPool(isolation: isolation) {
+            try await $0.withTransaction(logger: logger, file: file, line: line, isolation: isolation, closure)
+        }
+    }
+
+    /// Runs `body` with the current server's client, as one of its operations in flight (given up if the server goes
+    /// away), noting a refusal as read-only for the watch.
+    private func onCurrentPool<Result>(
+        isolation: isolated (any Actor)? = #isolation, _ body: (PostgresClient) async throws -> sending Result
+    ) async throws -> sending Result {
         let pool = self.current
         do {
-            return try await pool.inFlight.tracking(isolation: isolation) {
-                try await pool.client.withTransaction(logger: logger, file: file, line: line, isolation: isolation, closure)
-            }
+            return try await pool.inFlight.tracking(isolation: isolation) { try await body(pool.client) }
         } catch {
             self.notice(error, from: pool)
             throw error
