@@ -29,6 +29,8 @@ let package = Package(
         .package(url: "https://github.com/swift-otel/swift-otel.git", from: "1.0.0", traits: ["OTLPHTTP"]),
     ],
     targets: [
+        // jemalloc, the processes' allocator: their memory stays near what they use.
+        .systemLibrary(name: "CJemalloc", providers: [.apt(["libjemalloc-dev"])]),
         // The Airship / APNs model and policies: pure logic, no I/O.
         .target(
             name: "BlimpCore",
@@ -157,6 +159,7 @@ let package = Package(
                 "BlimpDispatch",
                 "BlimpSimulator",
                 "BlimpStore",
+                "CJemalloc",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),

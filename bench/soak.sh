@@ -18,7 +18,8 @@
 # every 500 streams and drops a connection every 1,999. Faults, as fractions of the run (for 60 minutes): w1 killed
 # with SIGKILL and started again at once every 10 minutes (1/6 ... 5/6), w2 never touched; the api stopped with SIGTERM
 # and started again on its port at 7/60 and 14/60; a failover at 17/60 (the primary stopped with `pg_ctl stop -m
-# immediate`, the standby promoted 2 s later). The RSS of api, w1, w2 and apns-sim is sampled every 30 s.
+# immediate`, the standby promoted 2 s later). The RSS of api, w1, w2 and apns-sim is sampled every 30 s, and
+# the anonymous part of the api's and w2's (RssAnon: heap and stacks, not pages mapped from the binary and libraries).
 # Then it waits for the queue to empty and the stream and the webhook to catch up, and prints what became of every
 # push answered 202, what was sent twice, the registrations, schedules, console answers, events and webhook
 # deliveries, each process's warnings and errors, the RSS every 5 minutes (every minute in runs under 30 minutes) and
@@ -153,7 +154,7 @@ clients+=($!)
 pids+=("${clients[@]}")
 
 # The faults, each printed and written to $faults for the chart; the RSS of each process every 30 s (the api's and
-# w1's current process).
+# w1's current process), and the anonymous part of the api's and w2's.
 samples="$work/samples.txt"
 faults="$work/faults.txt"
 : >"$samples"
@@ -161,8 +162,13 @@ faults="$work/faults.txt"
 start=$SECONDS
 elapsed() { echo $((SECONDS - start)); }
 in_minutes() { awk -v t="$1" 'BEGIN {printf "%.1f", t / 60}'; }
-rss() { local mb; mb=$(awk '/VmRSS/ {printf "%.1f", $2 / 1024}' "/proc/$1/status" 2>/dev/null || true); echo "${mb:-0}"; }
-sample() { echo "$(in_minutes "$(elapsed)") $(rss "$api") $(rss "$w1") $(rss "$w2") $(rss "$simulator")" >>"$samples"; }
+# memory PID [FIELD]: a field of /proc/PID/status in MB, VmRSS unless told (RssAnon: the resident part that is the
+# process's own (heap, stacks), not pages of the binary and libraries mapped from files).
+memory() { local mb; mb=$(awk -v f="${2:-VmRSS}:" '$1 == f {printf "%.1f", $2 / 1024}' "/proc/$1/status" 2>/dev/null || true); echo "${mb:-0}"; }
+sample() {
+    echo "$(in_minutes "$(elapsed)") $(memory "$api") $(memory "$w1") $(memory "$w2") $(memory "$simulator")" \
+        "$(memory "$api" RssAnon) $(memory "$w2" RssAnon)" >>"$samples"
+}
 # Whether PID runs (an exited child stays a zombie until waited for).
 running() { [ -e "/proc/$1" ] && [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" != Z ]; }
 fault() {
@@ -340,9 +346,9 @@ echo
 step=5
 ((minutes >= 30)) || step=1
 echo "RSS in MB every $step min (faults: $(awk '{printf "%s%s at %s", sep, substr($0, index($0, " ") + 1), $1; sep = ", "}' "$faults")):"
-printf '%6s %8s %8s %8s %8s\n' minute api w1 w2 apns-sim
+printf '%6s %8s %8s %8s %8s %9s %9s\n' minute api w1 w2 apns-sim "api anon" "w2 anon"
 awk -v step=$step '
-    function row() { printf "%6.1f %8.1f %8.1f %8.1f %8.1f\n", $1, $2, $3, $4, $5 }
+    function row() { printf "%6.1f %8.1f %8.1f %8.1f %8.1f %9.1f %9.1f\n", $1, $2, $3, $4, $5, $6, $7 }
     $1 >= mark - 0.05 { row(); mark = (int($1 / step + 0.01) + 1) * step; shown = NR }
     END { if (shown != NR) row() }' "$samples"
 python3 - "$samples" "$minutes" <<'PY'
@@ -353,9 +359,10 @@ first = [s for s in samples if start <= s[0] < start + 1]
 last = [s for s in samples if end - 1 < s[0] <= end]
 mean = lambda rows, column: sum(r[column] for r in rows) / len(rows) if rows else float("nan")
 print(f"growth from minute {start:.1f} to {end:.1f} (the mean of each end's minute of samples):")
-for name, column in (("api", 1), ("w2", 3)):
+for name, column, anonymous in (("api", 1, 5), ("w2", 3, 6)):
     growth = mean(last, column) - mean(first, column)
-    print(f"  {name}: {mean(first, column):.1f} → {mean(last, column):.1f} MB, {growth:+.1f} MB: {'PASS' if growth < 5 else 'FAIL'} (under 5 MB)")
+    print(f"  {name}: {mean(first, column):.1f} → {mean(last, column):.1f} MB, {growth:+.1f} MB: {'PASS' if growth < 5 else 'FAIL'}"
+          f" (under 5 MB); anonymous {mean(first, anonymous):.1f} → {mean(last, anonymous):.1f} MB")
 PY
 plot=${SOAK_PLOT:-$work-memory.svg}
 python3 bench/soak-plot.py "$samples" "$faults" "$plot"

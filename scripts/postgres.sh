@@ -9,7 +9,7 @@ as_root() {
 # Installs the Debian packages Blimp needs, if any is missing.
 install_system_packages() {
     local missing=()
-    for package in postgresql libpq-dev libssl-dev libcurl4-openssl-dev python3 python3-pip ${BLIMP_TEST_PACKAGES:-}; do
+    for package in postgresql libpq-dev libssl-dev libcurl4-openssl-dev libjemalloc-dev python3 python3-pip ${BLIMP_TEST_PACKAGES:-}; do
         dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
     done
     if [ ${#missing[@]} -gt 0 ]; then

@@ -105,7 +105,7 @@ import Testing
     }
 
     /// What the Dockerfile says, read without a container engine (none runs where the suite does): a release build of
-    /// `blimp` in one stage, copied into a runtime stage that runs it as a user other than root.
+    /// `blimp` in one stage, copied into a runtime stage that has jemalloc and runs it as a user other than root.
     @Test func theDockerfileHasAReleaseBuildStageAndAnUnprivilegedRuntimeStage() async throws {
         let instructions = DeployFiles.dockerInstructions(try await DeployFiles().dockerfile)
         let stages = instructions.split(omittingEmptySubsequences: false) { $0.hasPrefix("FROM ") }.dropFirst()
@@ -118,6 +118,9 @@ import Testing
         #expect(name != "root" && name != "0", "\(user)")
         #expect(runtime.contains(#"ENTRYPOINT ["blimp"]"#))
         #expect(runtime.contains { $0.hasPrefix("COPY --from=") && $0.hasSuffix("/usr/local/bin/blimp") })
+        // blimp is linked with jemalloc: built against it, and loading it at run time.
+        #expect(instructions.contains { $0.hasPrefix("RUN ") && $0.contains("libjemalloc-dev") })
+        #expect(runtime.contains { $0.hasPrefix("RUN ") && $0.contains("libjemalloc2") })
     }
 
     // MARK: Helpers

@@ -5,7 +5,8 @@ import Prometheus
 import ServiceLifecycle
 
 /// `GET /metrics` in Prometheus's text format, on an address of its own (not the public API's). Each scrape first
-/// runs the samplers, which set gauges read at that moment (APNs connections, the deployment's queue).
+/// sets the gauges read at that moment: the process's memory (``Allocator``) and what the samplers measure (APNs
+/// connections, the deployment's queue).
 struct MetricsServer {
     /// Something to measure just before each scrape.
     typealias Sampler = @Sendable () async -> Void
@@ -26,6 +27,7 @@ struct MetricsServer {
     func service(samplers: [Sampler], logger: Logger) -> some Service {
         let router = Router()
         router.get("metrics") { _, _ -> Response in
+            Allocator.recordMetrics()
             for sample in samplers { await sample() }
             var headers = HTTPFields()
             headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
