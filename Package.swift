@@ -29,7 +29,7 @@ let package = Package(
         .package(url: "https://github.com/swift-otel/swift-otel.git", from: "1.0.0", traits: ["OTLPHTTP"]),
     ],
     targets: [
-        // jemalloc, the processes' allocator: their memory stays near what they use.
+        // jemalloc, the allocator `blimp` is linked with (docs/architecture.md says why).
         .systemLibrary(name: "CJemalloc", providers: [.apt(["libjemalloc-dev"])]),
         // The Airship / APNs model and policies: pure logic, no I/O.
         .target(

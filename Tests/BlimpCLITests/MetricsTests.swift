@@ -59,7 +59,7 @@ import Glibc
                 #expect(workerScrape["blimp_apns_connections"] == 1)
                 #expect(workerScrape["blimp_apns_provider_tokens_signed_total"] == 1)
                 #expect(workerScrape[#"blimp_db_connections{pool="worker"}"#] ?? 0 >= 1)
-                // jemalloc serves the process's allocations (megabytes of them), not only its own statistics.
+                // jemalloc serves the process's allocations (over a megabyte of them), not only its own statistics.
                 for (name, scrape) in scrapes {
                     let allocated = scrape["blimp_memory_allocated_bytes"] ?? 0
                     #expect(allocated > 1_000_000 && scrape["blimp_memory_resident_bytes"] ?? 0 >= allocated, "the \(name)'s memory")

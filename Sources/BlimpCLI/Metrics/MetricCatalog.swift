@@ -26,7 +26,7 @@ enum MetricCatalog {
         "blimp_priority_downgrades_total": "Live Activity requests sent at priority 5 because the device's priority-10 budget was spent.",
         "blimp_budget_skips_total": "Live Activity starts not sent because the device spent its push-to-start budget.",
         "blimp_listener_reconnects_total": "Times the worker started listening for new pushes again: its connection failed, or the server went silent or became a standby.",
-        // Every process
+        // Memory, api and worker
         "blimp_memory_allocated_bytes": "Memory the process has allocated and not freed (jemalloc's stats.allocated).",
         "blimp_memory_resident_bytes": "The allocator's pages in memory: allocated, its metadata, and pages freed and not yet returned to the system (jemalloc's stats.resident).",
         // Both
