@@ -18,6 +18,15 @@ final class PostgresServer: @unchecked Sendable {
     /// `postgres://blimp@127.0.0.1:port/blimp`.
     var url: String { "postgres://blimp@127.0.0.1:\(self.port)/blimp" }
 
+    /// Runs `body` with a server started in a temporary folder (also given to `body`), and stops it before the folder
+    /// is removed, whether `body` threw or not.
+    static func withStarted<T>(_ body: (PostgresServer, URL) async throws -> T) async throws -> T {
+        try await withTemporaryFolder { folder in
+            let server = try await Self.start(in: folder)
+            return try await withCleanup { try await body(server, folder) } cleanup: { await server.stop() }
+        }
+    }
+
     /// Creates the cluster in a new folder under `parent` and its `blimp` database, and starts it.
     static func start(in parent: URL) async throws -> PostgresServer {
         let folder = parent.appendingPathComponent("pg")

@@ -11,36 +11,31 @@ import Testing
 /// read-only is replaced: requests go over new connections, none left on what was read-only.
 @Suite(.enabled(if: TestDatabase.isEnabled), .serialized) struct ReadOnlyServerTests {
     @Test func aServerThatTurnsReadOnlyIsDownThenServedOnNewConnections() async throws {
-        try await withTemporaryFolder { folder in
-            let server = try await PostgresServer.start(in: folder)
-            try await withCleanup {
-                _ = try await server.query("CREATE TABLE t (x int)")
-                try await DatabaseURL(server.url).withDatabase(logger: TestDatabase.logger) { database in
-                    let store = Writes(database: database)
-                    try await store.insert()
+        try await PostgresServer.withStarted { server, _ in
+            _ = try await server.query("CREATE TABLE t (x int)")
+            try await DatabaseURL(server.url).withDatabase(logger: TestDatabase.logger) { database in
+                let store = Writes(database: database)
+                try await store.insert()
 
-                    // Read-only for every session, the pool's own included (a reload reaches them all).
-                    _ = try await server.query("ALTER SYSTEM SET default_transaction_read_only = on")
-                    _ = try await server.query("SELECT pg_reload_conf()")
-                    try await waitUntil { database.isDown }
-                    await #expect {
-                        try await store.insert()
-                    } throws: { error in
-                        guard case StoreError.unavailable = error else { return false }
-                        return true
-                    }
-
-                    _ = try await server.query("ALTER SYSTEM RESET default_transaction_read_only")
-                    _ = try await server.query("SELECT pg_reload_conf()")
-                    let writable = Date()
-                    try await waitUntil { !database.isDown }
+                // Read-only for every session, the pool's own included (a reload reaches them all).
+                _ = try await server.query("ALTER SYSTEM SET default_transaction_read_only = on")
+                _ = try await server.query("SELECT pg_reload_conf()")
+                try await waitUntil { database.isDown }
+                await #expect {
                     try await store.insert()
-                    let started = try await database.query("SELECT backend_start FROM pg_stat_activity WHERE pid = pg_backend_pid()")
-                        .collect()[0].decode(Date.self)
-                    #expect(started > writable, "a connection from before the server took writes again serves requests")
+                } throws: { error in
+                    guard case StoreError.unavailable = error else { return false }
+                    return true
                 }
-            } cleanup: {
-                await server.stop()
+
+                _ = try await server.query("ALTER SYSTEM RESET default_transaction_read_only")
+                _ = try await server.query("SELECT pg_reload_conf()")
+                let writable = Date()
+                try await waitUntil { !database.isDown }
+                try await store.insert()
+                let started = try await database.query("SELECT backend_start FROM pg_stat_activity WHERE pid = pg_backend_pid()")
+                    .collect()[0].decode(Date.self)
+                #expect(started > writable, "a connection from before the server took writes again serves requests")
             }
         }
     }
