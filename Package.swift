@@ -30,7 +30,8 @@ let package = Package(
     ],
     targets: [
         // jemalloc, the allocator `blimp` is linked with (docs/architecture.md says why).
-        .systemLibrary(name: "CJemalloc", providers: [.apt(["libjemalloc-dev"])]),
+        // Needs libjemalloc-dev to build and libjemalloc2 to run.
+        .target(name: "CJemalloc", linkerSettings: [.linkedLibrary("jemalloc", .when(platforms: [.linux]))]),
         // The Airship / APNs model and policies: pure logic, no I/O.
         .target(
             name: "BlimpCore",

@@ -10,7 +10,9 @@ import Metrics
 /// small to hand back, and the resident size stays at the burst's peak. Over an hour under load an api held 49 MB from
 /// the system for 36 MB in use, growing 10 MB over the last 40 minutes; two arenas and `malloc_trim(0)` every minute
 /// did not change that. jemalloc keeps each size class in slabs of its own and hands back the pages left unused for ten
-/// seconds (`dirty_decay_ms`), and the api held flat (docs/performance.md, "An hour, with a failover").
+/// seconds (`dirty_decay_ms`), and the api held flat (docs/performance.md, "An hour, with a failover"). It runs with
+/// one arena (`narenas:1`, set in `CJemalloc/Configuration.c`; `MALLOC_CONF` overrides it): one set of partly used
+/// slabs to fill, not one per arena.
 enum Allocator {
     /// What the process allocated and has not freed.
     private static let allocated = Gauge(label: "blimp_memory_allocated_bytes")
